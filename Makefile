@@ -1,0 +1,31 @@
+# multipath-cc-lab — the README's two commands are `make reproduce` and `make test`.
+PYTHON ?= python3
+DATA ?= data/sample
+OUT ?= reports
+
+.PHONY: install reproduce test test-fast test-vagrant lab bench lint
+
+install:
+	$(PYTHON) -m pip install -q -e '.[test]'
+
+reproduce: install
+	$(PYTHON) -m mpcc.cli reproduce --data $(DATA) --out $(OUT)
+
+test: install
+	$(PYTHON) -m pytest -q tests
+
+test-fast: install
+	$(PYTHON) -m pytest -q -m "not netns and not slow" tests
+
+test-vagrant: install
+	bash testbed/vagrant/test-vagrant.sh
+
+lab: install
+	$(PYTHON) -m pip install -q -e '.[lab]'
+	$(PYTHON) -m jupyter lab notebooks/
+
+bench: install
+	$(PYTHON) bench/run_all.py
+
+lint:
+	shellcheck -x testbed/*.sh testbed/nodes/*.sh capture_tools/*.sh

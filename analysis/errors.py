@@ -1,0 +1,13 @@
+"""Exceptions the analysis library raises for bad input (reported as one line by the CLI)."""
+
+
+class AnalysisError(Exception):
+    """Base class: an input the library cannot analyse; the message is one line for the user."""
+
+
+class CaptureError(AnalysisError):
+    """A capture file that cannot be read: empty, not pcap/pcapng, corrupt header, unsupported link type."""
+
+
+class NoTrafficError(AnalysisError):
+    """A readable capture that holds no packet of the kind asked for (e.g. no TCP)."""

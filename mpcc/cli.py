@@ -1,0 +1,68 @@
+"""The ``mpcc`` command: one sub-command module per job under ``mpcc/commands/``.
+
+Each module in ``COMMANDS`` defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and
+``run(args) -> int``. Bad input becomes a one-line message on stderr and a non-zero exit; set
+``MPCC_DEBUG=1`` to see the traceback of an unexpected error.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from analysis.errors import AnalysisError
+from mpcc.errors import UserError
+
+# Sub-command modules, in the order `mpcc --help` lists them.
+COMMANDS = ["analyze", "reorder", "campaign", "scorecard", "reproduce", "ingest"]
+
+
+def _load_commands():
+    mods = []
+    for name in COMMANDS:
+        try:
+            mods.append(importlib.import_module(f"mpcc.commands.{name}"))
+        except ModuleNotFoundError as exc:  # a command not built yet
+            if exc.name != f"mpcc.commands.{name}":
+                raise
+    return mods
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mpcc", description="multipath-cc-lab: testbed runs, capture analysis, statistics.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for mod in _load_commands():
+        p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
+        mod.add_arguments(p)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except UserError as exc:
+        print(f"mpcc: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except (AnalysisError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        msg = str(exc) if isinstance(exc, AnalysisError) else f"{exc.strerror}: {exc.filename}"
+        print(f"mpcc: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("mpcc: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - last line of defence: one line, never a traceback
+        if os.environ.get("MPCC_DEBUG"):
+            raise
+        print(f"mpcc: internal error: {type(exc).__name__}: {exc} (set MPCC_DEBUG=1 for details)", file=sys.stderr)
+        return 70
+
+
+if __name__ == "__main__":
+    sys.exit(main())
