@@ -1,0 +1,40 @@
+"""``mpcc campaign run CAMPAIGN --backend netns --out DIR [--dry-run] [--seed N]``."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from mpcc.campaign.runner import BACKENDS, ordered_runs, run_campaign, run_status
+from mpcc.campaign.spec import load_campaign
+
+NAME = "campaign"
+HELP = "run (or list with --dry-run) the runs of a campaign file on a testbed backend; resumable"
+
+
+def add_arguments(p):
+    sub = p.add_subparsers(dest="action", metavar="ACTION")
+    sub.required = True
+    r = sub.add_parser("run", help="run a campaign (skips completed runs, redoes incomplete ones)")
+    r.add_argument("campaign", help="campaign file, e.g. campaigns/smoke.yaml")
+    r.add_argument("--backend", choices=BACKENDS, default="netns")
+    r.add_argument("--out", help="output directory (default: data/raw/<campaign name>)")
+    r.add_argument("--seed", type=int, help="seed of the run order (default: the campaign's seed)")
+    r.add_argument("--dry-run", action="store_true", help="list the runs and the time they take; run nothing")
+
+
+def run(args) -> int:
+    campaign = load_campaign(args.campaign)
+    seed = campaign.seed if args.seed is None else args.seed
+    out = Path(args.out) if args.out else Path("data/raw") / campaign.name
+    order = ordered_runs(campaign, seed)
+    if args.dry_run:
+        for r in order:
+            print(f"{run_status(out / 'runs' / r.run_id):10s} {r.run_id}")
+        traffic = sum(r.duration_s for r in order)
+        print(f"{len(order)} runs, seed {seed}; traffic time {traffic:g} s = {traffic / 3600:.2f} h "
+              f"(plus ~10 s set-up/teardown per run: ~{(traffic + 10 * len(order)) / 3600:.2f} h)", file=sys.stderr)
+        return 0
+    res = run_campaign(campaign, Path(args.campaign), out, args.backend, seed)
+    print(f"{campaign.name}: {res.complete} completed, {res.skipped} skipped, {res.failed} failed, "
+          f"{res.already} already done -> {out}", file=sys.stderr)
+    return 1 if res.failed else 0
