@@ -1,0 +1,158 @@
+"""Campaign files: validation, expansion, ordering, and the resumable runner (with a stand-in capture tool)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from mpcc.campaign.runner import ordered_runs
+from mpcc.campaign.spec import load_campaign
+from mpcc.errors import UserError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_paper_campaign_matches_protocol():
+    c = load_campaign(REPO / "campaigns/paper.yaml")
+    # 4 ccs x 2 modes + 4 x 10 delays + 4 x 10 losses + 6 pairs + 4 x 10 cbr = 134 configurations, x 10 reps
+    assert len(c.runs) == 134 * 10
+    assert all(r.duration_s == 100 for r in c.runs)
+    pairs = {(r.cc, r.cc2) for r in c.runs if r.experiment == "tcp_fairness"}
+    assert pairs == {("cubic", "reno"), ("bic", "cubic"), ("bic", "reno"), ("bbr", "cubic"), ("bbr", "reno"), ("bbr", "bic")}
+    assert sorted({r.link_delay_ms for r in c.runs if r.experiment == "link_delay"}) == list(range(10, 101, 10))
+    assert sorted({r.loss_pct for r in c.runs if r.experiment == "loss_rate"}) == list(range(1, 11))
+    assert sorted({r.cbr_mbps for r in c.runs if r.experiment == "udp_fairness"}) == list(range(2, 21, 2))
+    assert len({r.run_id for r in c.runs}) == len(c.runs)
+
+
+def test_quick_is_same_matrix_shorter():
+    p, q = load_campaign(REPO / "campaigns/paper.yaml"), load_campaign(REPO / "campaigns/quick.yaml")
+    strip = lambda r: (r.experiment, r.cc, r.cc2, r.path_mode, r.link_delay_ms, r.loss_pct, r.cbr_mbps, r.rep)
+    assert {strip(r) for r in p.runs} == {strip(r) for r in q.runs}
+    assert all(r.duration_s < 100 for r in q.runs)
+
+
+def test_smoke_covers_every_experiment():
+    c = load_campaign(REPO / "campaigns/smoke.yaml")
+    assert {r.experiment for r in c.runs} == {"single_vs_multi", "link_delay", "loss_rate", "tcp_fairness", "udp_fairness"}
+    assert all(3 <= r.duration_s <= 5 for r in c.runs)
+
+
+def test_order_is_seeded():
+    c = load_campaign(REPO / "campaigns/paper.yaml")
+    a, b = ordered_runs(c, 7), ordered_runs(c, 7)
+    assert [r.run_id for r in a] == [r.run_id for r in b]
+    assert [r.run_id for r in a] != [r.run_id for r in ordered_runs(c, 8)]
+
+
+@pytest.mark.parametrize("body,msg", [
+    ("experiments: [{experiment: loss_rate, cc: bogus}]", "unknown cc"),
+    ("experiments: [{experiment: loss_rate, cc: cubic, loss_pct: 80}]", "outside"),
+    ("experiments: [{experiment: loss_rate, cc: cubic, loss_pct: abc}]", "must be a number"),
+    ("experiments: [{experiment: nope, cc: cubic}]", "experiment must be one of"),
+    ("name: ../../etc\nexperiments: [{experiment: loss_rate, cc: cubic}]", "name must match"),
+    ("experiments: [{experiment: udp_fairness, cc: cubic}]", "needs cbr_mbps"),
+    ("experiments: [{experiment: loss_rate, cc: cubic, path_mode: triple}]", "path_mode"),
+    ("experiments: [{experiment: tcp_fairness, cc_pair: [[cubic]]}]", "two cc names"),
+    ("experiments: [{experiment: loss_rate, cc: cubic, rm_rf: 1}]", "unknown key"),
+    (": : :", "not valid YAML"),
+])
+def test_bad_campaigns_rejected(tmp_path, body, msg):
+    f = tmp_path / "c.yaml"
+    f.write_text(body)
+    with pytest.raises(UserError, match=msg):
+        load_campaign(f)
+
+
+FAKE = textwrap.dedent("""\
+    #!/usr/bin/env bash
+    # stand-in for capture_tools/run_experiment.sh: obeys the exit-code and marker contract
+    set -euo pipefail
+    out=""; cc=""
+    while [ $# -gt 0 ]; do case "$1" in --out) out=$2; shift 2;; --cc) cc=$2; shift 2;; *) shift;; esac; done
+    echo started > "$out/router1.pcap"
+    if [ "$cc" = bic ]; then echo "bic: not available on this kernel — skipped" > "$out/SKIPPED"; exit 3; fi
+    sleep "${FAKE_SLEEP:-0}"
+    if [ -n "${FAKE_FAIL:-}" ] && [ "$cc" = bbr ]; then exit 1; fi
+    date > "$out/COMPLETE"
+    """)
+
+
+def _mpcc(args, env, **kw):
+    return subprocess.run([sys.executable, "-m", "mpcc.cli", *args], env=env, capture_output=True, text=True, **kw)
+
+
+@pytest.fixture
+def fake_env(tmp_path):
+    script = tmp_path / "fake_run.sh"
+    script.write_text(FAKE)
+    return {**os.environ, "MPCC_RUN_EXPERIMENT": str(script)}
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the runner refuses to run without root")
+
+
+@needs_root
+def test_runner_resumes_and_never_overwrites(tmp_path, fake_env):
+    out = tmp_path / "out"
+    camp = REPO / "campaigns/smoke.yaml"
+    r = _mpcc(["campaign", "run", str(camp), "--out", str(out)], {**fake_env, "FAKE_FAIL": "1"})
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    runs = out / "runs"
+    bbr = runs / "link_delay__bbr__multipath__d40ms__l0pct__rep01"
+    assert not (bbr / "COMPLETE").exists()
+    assert (runs / "loss_rate__bic__multipath__d10ms__l2pct__rep01" / "SKIPPED").exists()
+    done = runs / "single_vs_multi__cubic__single__d10ms__l0pct__rep01" / "COMPLETE"
+    stamp = done.read_text()
+    params = json.loads((done.parent / "params.json").read_text())
+    assert params["cc"] == "cubic" and params["path_mode"] == "single" and params["seed"] == 1
+    # resume: only the failed run is redone, its old directory moved aside, completed runs untouched
+    r = _mpcc(["campaign", "run", str(camp), "--out", str(out)], fake_env)
+    assert r.returncode == 0, r.stderr
+    assert "1 completed" in r.stderr and "6 already done" in r.stderr
+    assert (bbr / "COMPLETE").exists()
+    assert len(list(runs.glob("link_delay__bbr*.incomplete-*"))) == 1
+    assert done.read_text() == stamp
+    # a different campaign in the same directory is refused
+    other = tmp_path / "other.yaml"
+    other.write_text(camp.read_text().replace("seed: 1", "seed: 2"))
+    r = _mpcc(["campaign", "run", str(other), "--out", str(out)], fake_env)
+    assert r.returncode == 2 and "different campaign" in r.stderr
+
+
+@needs_root
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_interrupted_campaign_finishes_on_rerun(tmp_path, fake_env, sig):
+    out = tmp_path / "out"
+    camp = REPO / "campaigns/smoke.yaml"
+    env = {**fake_env, "FAKE_SLEEP": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "mpcc.cli", "campaign", "run", str(camp), "--out", str(out)],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(2.5)
+    p.send_signal(sig)
+    p.wait(timeout=30)
+    assert p.returncode != 0
+    first = {d.name for d in (out / "runs").iterdir() if (d / "COMPLETE").exists() or (d / "SKIPPED").exists()}
+    assert 0 < len(first) < 7
+    r = _mpcc(["campaign", "run", str(camp), "--out", str(out)], env)
+    assert r.returncode == 0, r.stderr
+    final = [d for d in (out / "runs").iterdir() if not ".incomplete-" in d.name]
+    assert len(final) == 7 and all((d / "COMPLETE").exists() or (d / "SKIPPED").exists() for d in final)
+
+
+def test_dry_run_lists_runs_without_root(tmp_path):
+    r = _mpcc(["campaign", "run", str(REPO / "campaigns/paper.yaml"), "--dry-run", "--out", str(tmp_path)], dict(os.environ))
+    assert r.returncode == 0
+    assert len(r.stdout.splitlines()) == 1340
+    assert "37.22 h" in r.stderr
+
+
+def test_missing_campaign_is_one_line_error():
+    r = _mpcc(["campaign", "run", "/nonexistent.yaml"], dict(os.environ))
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "not found" in r.stderr
