@@ -1,0 +1,289 @@
+"""Packet reordering metrics: RFC 4737 (sections 3-5) and RFC 5236 (RD and RBD).
+
+Input of the pure functions: the sequence numbers of the received packets **in arrival order**, as
+packet indices (consecutive integers at the source, as in the RFCs: 1, 2, 3, ...). Lost packets are
+simply absent. TCP byte sequence numbers are mapped to packet indices by :func:`tcp_reordering`
+(rank of the segment's unwrapped first-transmission sequence number among all unique ones).
+
+RFC 4737 (Morton et al. 2006):
+  * Type-P-Reordered (3.3): NextExp starts below every sequence number; for each arrival s:
+    if s >= NextExp the packet is in order and NextExp = s + 1, else it is reordered (NextExp unchanged).
+  * Type-P-Reordered-Ratio-Stream (4.1): count of reordered packets / L, L = packets received
+    (returned as a fraction ``reordered_ratio`` and as ``reordered_pct`` = 100 * ratio, as the RFC prints it).
+  * Reordering Extent (4.2): with receive index i (1-based position in arrival order) and the buffer of
+    earlier arrivals, the extent of reordered packet i is e = i - j for the earliest (smallest) j < i
+    with s[j] > s[i].
+  * n-reordering (5): a reordered packet i is n-reordered iff s[j] > s[i] for all j with i-n <= j < i
+    (all n immediately preceding arrivals exist and carry larger sequence numbers). Counted for n=3
+    (``n3_reordered``; ``n3_ratio`` = count / L).
+  Duplicates: only the first copy of a sequence number is evaluated; later copies are ignored
+  (``duplicates`` counts them).
+
+RFC 5236 (Jayasumana et al. 2008), algorithms of its appendix (receive index RI, window, buffer):
+  * RD, Reorder Density: frequency of displacement D = RI - S (D > 0 late, D < 0 early) of each arrival,
+    normalised. A packet whose |D| exceeds the displacement threshold DT is discarded (treated as lost /
+    useless); window holds DT+1 arrivals, buffer the early arrivals.
+  * RBD, Reorder Buffer-occupancy Density: frequency of the occupancy B of a hypothetical buffer that
+    holds early arrivals until they become in-order, recorded after each arrival, normalised; window
+    holds BT+1 arrivals (BT, the buffer-occupancy threshold), the smallest sequence number in the window
+    is the next expected one (so losses do not stall it).
+  Default thresholds DT = BT = 3 (the TCP duplicate-ACK threshold, RFC 5681); both are parameters.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+import pandas as pd
+
+from analysis.errors import NoTrafficError
+
+DEFAULT_DT = 3
+DEFAULT_BT = 3
+TCP_PROTO = 6
+_MOD = 1 << 32
+_HALF = 1 << 31
+
+
+def _seq_array(seq) -> np.ndarray:
+    s = np.asarray(seq).ravel()
+    if s.size and not np.issubdtype(s.dtype, np.integer):
+        if not np.all(np.isfinite(s.astype(float))) or np.any(s.astype(float) != np.round(s.astype(float))):
+            raise ValueError("sequence numbers must be integers")
+    return s.astype(np.int64)
+
+
+def rfc4737(seq_in_arrival_order, n: int = 3) -> dict:
+    """RFC 4737 sample metrics of one stream (packets). See the module docstring for definitions.
+
+    Returns dict: received (L, distinct packets), duplicates, reordered (count), reordered_ratio
+    (fraction), reordered_pct, extent_max, extent_mean (packets; 0 when nothing is reordered),
+    extents (list, one per reordered packet, arrival order), n, n3_reordered (count of n-reordered
+    packets for the given n; key name fixed to n3 when n == 3, else f"n{n}_reordered"), n3_ratio.
+    """
+    if int(n) != n or n < 1:
+        raise ValueError("rfc4737: n must be a positive integer")
+    s_all = _seq_array(seq_in_arrival_order)
+    # keep the first copy of every sequence number, in arrival order
+    _, first = np.unique(s_all, return_index=True)
+    s = s_all[np.sort(first)]
+    dups = int(s_all.size - s.size)
+    L = int(s.size)
+    # NextExp before arrival i is (max of s[0..i-1]) + 1, so s[i] is reordered iff s[i] < that max + 1,
+    # i.e. s[i] < prefix max (no duplicates remain). The first arrival is never reordered.
+    pmax = np.maximum.accumulate(s) if L else s
+    prev_max = np.concatenate(([np.iinfo(np.int64).min], pmax[:-1])) if L else s
+    reo = s < prev_max
+    idx = np.flatnonzero(reo)
+    # earliest j with s[j] > s[i] == first j where the (non-decreasing) prefix max exceeds s[i]
+    j = np.searchsorted(pmax, s[idx], side="right")
+    extents = (idx - j).astype(np.int64).tolist()
+    reordered = int(idx.size)
+    n_reo = 0
+    cand = idx[idx >= n]
+    if cand.size:
+        win = np.lib.stride_tricks.sliding_window_view(s, n)   # win[k] = s[k..k+n-1]
+        n_reo = int(np.count_nonzero(win[cand - n].min(axis=1) > s[cand]))
+    key = "n3" if n == 3 else f"n{n}"
+    return {
+        "received": L,
+        "duplicates": dups,
+        "reordered": reordered,
+        "reordered_ratio": reordered / L if L else 0.0,
+        "reordered_pct": 100.0 * reordered / L if L else 0.0,
+        "extent_max": max(extents) if extents else 0,
+        "extent_mean": float(np.mean(extents)) if extents else 0.0,
+        "extents": extents,
+        "n": n,
+        f"{key}_reordered": n_reo,
+        f"{key}_ratio": n_reo / L if L else 0.0,
+    }
+
+
+def _normalise(freq: dict) -> dict:
+    tot = sum(freq.values())
+    return {k: (v / tot) for k, v in sorted(freq.items())} if tot else {}
+
+
+def rfc5236_rd(seq_in_arrival_order, dt: int = DEFAULT_DT, *, counts: bool = False) -> dict:
+    """RFC 5236 Reorder Density: {displacement D (packets): fraction of arrivals} (D>0 late, D<0 early).
+
+    ``dt``: displacement threshold DT (packets); arrivals with |D| > DT are discarded as lost.
+    ``counts=True`` returns the raw frequencies FD[D] instead of the normalised density.
+    Follows the RFC's algorithm: RI starts at the lowest expected sequence number; window of DT+1
+    non-duplicate arrivals; buffer of early arrivals; when RI is in neither window nor buffer it is
+    advanced to min(window, buffer) if that is larger, else by one.
+    """
+    if int(dt) != dt or dt < 0:
+        raise ValueError("rfc5236_rd: DT must be a non-negative integer")
+    arrivals = iter(_seq_array(seq_in_arrival_order).tolist())
+    window: deque = deque()
+    buffer: set = set()
+    freq: dict = {}
+    # Step 1: first DT+1 unique sequence numbers in arrival order.
+    for v in arrivals:
+        if v not in window:
+            window.append(v)
+            if len(window) == dt + 1:
+                break
+    if not window:
+        return {}
+    ri = min(window)  # RFC: RI = 1 for streams numbered from 1; the "RI not found" rule makes these equal
+
+    def next_arrival():
+        for v in arrivals:
+            if not (v < ri or v in buffer or v in window):
+                return v
+        return None
+
+    while window:
+        if ri in buffer or ri in window:
+            s = window.popleft()
+            d = ri - s
+            if abs(d) <= dt:
+                freq[d] = freq.get(d, 0) + 1
+                buffer.discard(ri)
+                if d < 0:
+                    buffer.add(s)
+                ri += 1
+            # else: displacement beyond threshold -> discard S
+            new = next_arrival()
+            if new is not None:
+                window.append(new)
+        else:
+            cands = list(window) + list(buffer)
+            m = min(cands)
+            ri = m if ri < m else ri + 1
+    return dict(sorted(freq.items())) if counts else _normalise(freq)
+
+
+def rfc5236_rbd(seq_in_arrival_order, bt: int = DEFAULT_BT, *, counts: bool = False) -> dict:
+    """RFC 5236 Reorder Buffer-occupancy Density: {occupancy B (packets): fraction of arrivals}.
+
+    ``bt``: buffer-occupancy threshold BT (packets); window of BT+1 non-duplicate arrivals, the
+    smallest of which is the next expected sequence number E. ``counts=True`` returns raw FB[B].
+    """
+    if int(bt) != bt or bt < 0:
+        raise ValueError("rfc5236_rbd: BT must be a non-negative integer")
+    arrivals = iter(_seq_array(seq_in_arrival_order).tolist())
+    window: deque = deque()
+    buffer: set = set()
+    freq: dict = {}
+    for v in arrivals:
+        if v not in window:
+            window.append(v)
+            if len(window) == bt + 1:
+                break
+    if not window:
+        return {}
+    while window:
+        e = min(window)
+        s = window.popleft()
+        if s == e:
+            while buffer:
+                m = min(min(window), min(buffer)) if window else min(buffer)
+                if m in buffer:
+                    buffer.discard(m)
+                else:
+                    break
+            e = min(window) if window else e
+        else:
+            buffer.add(s)
+        b = len(buffer)
+        freq[b] = freq.get(b, 0) + 1
+        for v in arrivals:
+            if not (v <= e or v in window or v in buffer):
+                window.append(v)
+                break
+    return dict(sorted(freq.items())) if counts else _normalise(freq)
+
+
+# ---------------------------------------------------------------- TCP wrapper over the per-packet table
+
+def unwrap_seq(seq, base: int) -> np.ndarray:
+    """Unwrap raw 32-bit TCP sequence numbers (in capture order) relative to ``base`` (bytes).
+
+    The first value is placed at its signed 32-bit distance from ``base``; each next one at the signed
+    32-bit distance from its predecessor, so wraparound past 2**32 keeps counting up.
+    """
+    s = np.asarray(seq, dtype=np.int64)
+    if s.size == 0:
+        return s
+    first = ((int(s[0]) - int(base) + _HALF) % _MOD) - _HALF
+    d = ((np.diff(s) + _HALF) % _MOD) - _HALF
+    return first + np.concatenate(([0], np.cumsum(d)))
+
+
+def _largest_flow(df: pd.DataFrame):
+    need = {"src", "dst", "sport", "dport", "seq", "payload_len", "ts"}
+    missing = need - set(df.columns)
+    if missing:
+        raise ValueError(f"tcp_reordering: packet table lacks columns {sorted(missing)}")
+    d = df
+    if "proto" in d.columns:
+        d = d[d["proto"] == TCP_PROTO]
+    d = d[d["payload_len"] > 0]
+    if d.empty:
+        raise NoTrafficError("no TCP data segments in the capture")
+    key = ["src", "dst", "sport", "dport"]
+    sizes = d.groupby(key, sort=True)["payload_len"].sum()
+    best = sizes.idxmax()
+    return best, d
+
+
+def _flow_rows(d: pd.DataFrame, flow) -> pd.DataFrame:
+    src, dst, sport, dport = flow
+    m = (d["src"] == src) & (d["dst"] == dst) & (d["sport"] == sport) & (d["dport"] == dport)
+    return d[m].sort_values("ts", kind="stable")
+
+
+def tcp_reordering(receiver_df: pd.DataFrame, sender_df: pd.DataFrame | None = None,
+                   n: int = 3, dt: int = DEFAULT_DT, bt: int = DEFAULT_BT) -> dict:
+    """Reordering of the data segments of the largest TCP flow (by payload bytes) of ``receiver_df``.
+
+    Columns used: src, dst, sport, dport, seq (raw 32-bit), payload_len, ts (and proto when present).
+    Sequence numbers are unwrapped relative to the flow's first data segment seen at the receiver;
+    a segment's packet index is the rank of its unwrapped sequence number among the unique ones kept.
+    * With ``sender_df`` (capture at the sender side): only segments the sender sent exactly once
+      (same unwrapped seq and length seen once there) are evaluated -> ``basis = "sender-filtered"``.
+    * Without it: every sequence number that arrives more than once (retransmissions) is excluded,
+      all copies -> ``basis = "receiver-only"``; a retransmission of a segment lost before the
+      receiver's capture point still counts and may look reordered.
+    Returns :func:`rfc4737` results plus rd, rbd (RFC 5236 densities), flow, segments, basis.
+    """
+    flow, d = _largest_flow(receiver_df)
+    rx = _flow_rows(d, flow)
+    base = int(rx["seq"].iloc[0])
+    rx_seq = unwrap_seq(rx["seq"].to_numpy(), base)
+    rx_len = rx["payload_len"].to_numpy().astype(np.int64)
+    if sender_df is not None:
+        _, sd = _largest_flow(sender_df)
+        tx = _flow_rows(sd, flow)
+        if tx.empty:
+            raise NoTrafficError("the sender capture holds no data segment of the receiver's largest TCP flow")
+        tx_seq = unwrap_seq(tx["seq"].to_numpy(), base)
+        tx_len = tx["payload_len"].to_numpy().astype(np.int64)
+        pairs = pd.Series(1, index=pd.MultiIndex.from_arrays([tx_seq, tx_len])).groupby(level=[0, 1]).sum()
+        once_pairs = set(pairs[pairs == 1].index.tolist())
+        start_counts = pd.Series(tx_seq).value_counts()
+        once = {p for p in once_pairs if start_counts[p[0]] == 1}
+        keep = np.array([(a, b) in once for a, b in zip(rx_seq.tolist(), rx_len.tolist())], dtype=bool)
+        basis = "sender-filtered"
+    else:
+        vc = pd.Series(rx_seq).value_counts()
+        keep = (vc.reindex(rx_seq).to_numpy() == 1)
+        basis = "receiver-only"
+    kept = rx_seq[keep]
+    if kept.size == 0:
+        raise NoTrafficError("no TCP data segment left to evaluate after excluding retransmissions")
+    uniq = np.unique(kept)
+    idx = np.searchsorted(uniq, kept) + 1   # packet index, 1-based, in arrival order
+    res = rfc4737(idx, n=n)
+    res["rd"] = rfc5236_rd(idx, dt=dt)
+    res["rbd"] = rfc5236_rbd(idx, bt=bt)
+    res["dt"] = dt
+    res["bt"] = bt
+    res["flow"] = {"src": flow[0], "dst": flow[1], "sport": int(flow[2]), "dport": int(flow[3])}
+    res["segments"] = int(rx_seq.size)
+    res["basis"] = basis
+    return res
