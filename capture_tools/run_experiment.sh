@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# One experiment -> one run directory (contract: docs/architecture.md).
+# usage: run_experiment.sh --backend netns --out RUN_DIR --experiment E --cc C [--cc2 C2] [--cbr-mbps R]
+#        --path-mode M --link-delay-ms D --loss-pct L --duration-s T [--flow2-offset-s S] [--path-skew-ms K] [--rep N]
+# exit 0 = COMPLETE, 3 = SKIPPED, other = failed.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+TB="$HERE/../testbed"
+die() { echo "error: $*" >&2; exit 2; }
+num() { [[ "$1" =~ ^[0-9]+([.][0-9]+)?$ ]]; }
+
+backend="" out="" experiment="" cc="" cc2="" cbr_mbps="" path_mode="" link_delay_ms="" loss_pct="" duration_s=""
+flow2_offset_s=0 path_skew_ms=0 rep=1
+while [[ $# -gt 0 ]]; do
+    [[ $# -ge 2 ]] || die "option $1 needs a value"
+    case "$1" in
+        --backend) backend=$2 ;; --out) out=$2 ;; --experiment) experiment=$2 ;; --cc) cc=$2 ;; --cc2) cc2=$2 ;;
+        --cbr-mbps) cbr_mbps=$2 ;; --path-mode) path_mode=$2 ;; --link-delay-ms) link_delay_ms=$2 ;;
+        --loss-pct) loss_pct=$2 ;; --duration-s) duration_s=$2 ;; --flow2-offset-s) flow2_offset_s=$2 ;;
+        --path-skew-ms) path_skew_ms=$2 ;; --rep) rep=$2 ;;
+        *) die "unknown option $1" ;;
+    esac
+    shift 2
+done
+[[ "$backend" == netns ]] || die "--backend must be netns (vagrant is driven by its own wrapper), got '$backend'"
+[[ -n "$out" ]] || die "--out is required"
+[[ "$experiment" =~ ^(single_vs_multi|link_delay|loss_rate|tcp_fairness|udp_fairness)$ ]] || die "bad --experiment '$experiment'"
+cc_re='^(reno|cubic|bbr|bic|westwood)$'
+[[ "$cc" =~ $cc_re ]] || die "--cc must be one of reno cubic bbr bic westwood, got '$cc'"
+[[ -z "$cc2" || "$cc2" =~ $cc_re ]] || die "--cc2 must be one of reno cubic bbr bic westwood, got '$cc2'"
+[[ -z "$cbr_mbps" ]] || num "$cbr_mbps" || die "--cbr-mbps must be a number, got '$cbr_mbps'"
+[[ -z "$cc2" || -z "$cbr_mbps" ]] || die "give --cc2 or --cbr-mbps, not both"
+[[ "$path_mode" == single || "$path_mode" == multipath ]] || die "--path-mode must be single or multipath"
+num "$link_delay_ms" || die "--link-delay-ms must be a number"
+num "$loss_pct" || die "--loss-pct must be a number"
+[[ "$duration_s" =~ ^[1-9][0-9]*$ ]] || die "--duration-s must be a positive integer"
+[[ "$flow2_offset_s" =~ ^[0-9]+$ ]] || die "--flow2-offset-s must be a non-negative integer"
+(( flow2_offset_s < duration_s )) || die "--flow2-offset-s must be smaller than --duration-s"
+num "$path_skew_ms" || die "--path-skew-ms must be a number"
+[[ "$rep" =~ ^[1-9][0-9]*$ ]] || die "--rep must be a positive integer"
+[[ $EUID -eq 0 ]] || die "the netns backend needs root"
+[[ -e "$out/COMPLETE" || -e "$out/SKIPPED" ]] && die "$out is already finished; refusing to overwrite"
+
+P="${MPCC_NS_PREFIX:-mpcc-}"
+mkdir -p "$out/iperf3" "$out/ss"
+out=$(cd "$out" && pwd)
+LOG="$out/capture.log"
+exec 3>>"$LOG"
+say() { echo "[$(date -u +%H:%M:%S.%N)] $*" >&3; }
+
+avail=$(cat /proc/sys/net/ipv4/tcp_available_congestion_control)
+for c in $cc $cc2; do
+    if [[ " $avail " != *" $c "* ]]; then
+        echo "$c: not available on this kernel — skipped" > "$out/SKIPPED"
+        say "SKIPPED: $c not available"
+        echo "$c: not available on this kernel — skipped" >&2
+        exit 3
+    fi
+done
+
+pids=() tcpdump_pids=()
+stop_captures() { # SIGINT lets tcpdump flush; TERM after 3 s if a SIGINT was lost
+    local p i
+    for p in "${tcpdump_pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
+    for i in $(seq 30); do
+        local alive=0
+        for p in "${tcpdump_pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+        [[ $alive == 0 ]] && break
+        [[ $i == 30 ]] && for p in "${tcpdump_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+        sleep 0.1
+    done
+    for p in "${tcpdump_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    tcpdump_pids=()
+}
+teardown() {
+    local rc=$?
+    trap - EXIT INT TERM
+    stop_captures
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    "$TB/netns.sh" down 2>>"$LOG" || true
+    exit "$rc"
+}
+trap teardown EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+start_time=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+say "up: $path_mode delay=$link_delay_ms loss=$loss_pct skew=$path_skew_ms"
+"$TB/netns.sh" up --path-mode "$path_mode" --link-delay-ms "$link_delay_ms" --loss-pct "$loss_pct" --path-skew-ms "$path_skew_ms" 2>>"$LOG"
+features=$("$TB/netns.sh" features 2>>"$LOG")
+for h in src1 src2; do
+    if [[ "$cc" == bbr || "$cc2" == bbr ]]; then ip netns exec "$P$h" bash "$TB/nodes/host.sh" --fq >>"$LOG" 2>&1 || true; fi
+done
+
+flow2=0
+[[ -n "$cc2" || -n "$cbr_mbps" ]] && flow2=1
+cap() { # NODE IF FILE
+    ip netns exec "$P$1" tcpdump -i "$2" -s 128 -n -U -w "$out/$3" 2>>"$LOG" &
+    tcpdump_pids+=("$!")
+}
+cap router1 r1-src1 router1.pcap
+cap router2 r2-dst1 receiver.pcap
+if [[ $flow2 == 1 ]]; then
+    # flow 2 enters/leaves on other interfaces: same capture points, separate files (Ethernet link type kept)
+    cap router1 r1-src2 router1-flow2.pcap
+    cap router2 r2-dst2 receiver-flow2.pcap
+fi
+ip netns exec "${P}dst1" iperf3 -s -1 -p 5201 --json -I "$out/iperf3/flow1-server.pid" > "$out/iperf3/flow1-server.json" 2>>"$LOG" &
+srv1=$!; pids+=("$srv1")
+if [[ $flow2 == 1 ]]; then
+    ip netns exec "${P}dst2" iperf3 -s -1 -p 5202 --json -I "$out/iperf3/flow2-server.pid" > "$out/iperf3/flow2-server.json" 2>>"$LOG" &
+    srv2=$!; pids+=("$srv2")
+fi
+sleep 1
+
+ss_loop() { # NS DST -> file
+    local ns=$1 dst=$2 f=$3
+    # shellcheck disable=SC2016  # $(date) must expand inside the namespace shell
+    ip netns exec "$ns" bash -c 'while :; do echo "# ts=$(date +%s.%N)"; ss -tin dst '"$dst"'; sleep 0.1; done' > "$f" 2>/dev/null &
+    pids+=("$!")
+}
+ss_loop "${P}src1" 10.4.1.2 "$out/ss/flow1.txt"
+say "flow1 start cc=$cc"
+ip netns exec "${P}src1" iperf3 -c 10.4.1.2 -p 5201 -C "$cc" -t "$duration_s" --json > "$out/iperf3/flow1-client.json" 2>>"$LOG" &
+c1=$!; pids+=("$c1")
+c2=""
+if [[ $flow2 == 1 ]]; then
+    sleep "$flow2_offset_s"
+    d2=$((duration_s - flow2_offset_s))
+    if [[ -n "$cc2" ]]; then
+        ss_loop "${P}src2" 10.4.2.2 "$out/ss/flow2.txt"
+        say "flow2 start cc2=$cc2"
+        ip netns exec "${P}src2" iperf3 -c 10.4.2.2 -p 5202 -C "$cc2" -t "$d2" --json > "$out/iperf3/flow2-client.json" 2>>"$LOG" &
+    else
+        say "flow2 start udp cbr=$cbr_mbps"
+        ip netns exec "${P}src2" iperf3 -c 10.4.2.2 -p 5202 -u -b "${cbr_mbps}M" -t "$d2" --json > "$out/iperf3/flow2-client.json" 2>>"$LOG" &
+    fi
+    c2=$!; pids+=("$c2")
+fi
+wait "$c1" || { say "flow1 client failed"; exit 1; }
+[[ -z "$c2" ]] || wait "$c2" || { say "flow2 client failed"; exit 1; }
+wait "$srv1" || true
+[[ $flow2 == 0 ]] || wait "$srv2" || true
+say "flows done"
+
+qd=""
+for n in switch1 switch2 src1 src2; do qd+="== $n ==\n$(ip netns exec "$P$n" tc -s qdisc show)\n"; done
+params='{}'
+[[ -f "$out/params.json" ]] && params=$(cat "$out/params.json")
+jq -n --argjson params "$params" --argjson features "$features" --arg start "$start_time" --arg kernel "$(uname -r)" \
+   --arg qd "$(printf '%b' "$qd")" --arg exp "$experiment" --arg cc "$cc" --arg cc2 "$cc2" --arg cbr "$cbr_mbps" \
+   --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson t "$duration_s" \
+   --argjson off "$flow2_offset_s" --argjson k "$path_skew_ms" --argjson rep "$rep" \
+   --arg sysctls "$(ip netns exec "${P}src1" sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling)" \
+   --arg iperf3v "$(iperf3 --version 2>&1 | head -1)" --arg tcpdumpv "$(tcpdump --version 2>&1 | head -1)" \
+   '{params: ($params + {experiment:$exp, cc:$cc, cc2:(if $cc2=="" then null else $cc2 end),
+       cbr_mbps:(if $cbr=="" then null else ($cbr|tonumber) end), path_mode:$pm, link_delay_ms:$d, loss_pct:$l,
+       duration_s:$t, flow2_offset_s:$off, path_skew_ms:$k, rep:$rep, backend:"netns"}),
+     backend:"netns", kernel:$kernel, start_time:$start, sysctls:($sysctls|split("\n")), qdisc:$qd,
+     tool_versions:{iperf3:$iperf3v, tcpdump:$tcpdumpv},
+     delay_mechanism:$features.mechanism.delay, round_robin_mechanism:(if $pm=="multipath" then $features.mechanism.round_robin else "none" end),
+     fq:(if $features.fq then "fq" else "fq: not available" end), features:$features, status:"complete"}' > "$out/meta.json.tmp"
+mv "$out/meta.json.tmp" "$out/meta.json"
+# stop captures before declaring the run complete, so pcaps are flushed
+stop_captures
+date -u +%Y-%m-%dT%H:%M:%SZ > "$out/COMPLETE"
+say "COMPLETE"

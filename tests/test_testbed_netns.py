@@ -1,0 +1,96 @@
+"""Real netns testbed: namespaces, self-checks and complete run directories (needs root)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NETNS = ROOT / "testbed" / "netns.sh"
+RUN = ROOT / "capture_tools" / "run_experiment.sh"
+TOOLS = ["iperf3", "tcpdump", "nft", "iptables", "jq", "tc", "ping", "gcc"]
+
+pytestmark = [
+    pytest.mark.netns,
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root"),
+    pytest.mark.skipif(any(shutil.which(t) is None for t in TOOLS), reason="testbed tools missing"),
+]
+
+
+@pytest.fixture
+def env():
+    prefix = f"tt{os.getpid() % 10000}-"
+    e = dict(os.environ, MPCC_NS_PREFIX=prefix)
+    yield e
+    subprocess.run([str(NETNS), "down"], env=e, capture_output=True)
+
+
+def _namespaces(prefix: str) -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith(prefix)]
+
+
+def _run(env, out: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(RUN), "--backend", "netns", "--out", str(out), *args],
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+def _goodput_mbps(run_dir: Path) -> float:
+    """Goodput of flow 1 in Mbit/s from the iperf3 server (receiver) JSON."""
+    srv = json.loads((run_dir / "iperf3" / "flow1-server.json").read_text())
+    return srv["end"]["sum_received"]["bits_per_second"] / 1e6
+
+
+def test_up_check_down_leaves_no_namespaces(env):
+    prefix = env["MPCC_NS_PREFIX"]
+    subprocess.run([str(NETNS), "up", "--path-mode", "multipath"], env=env, check=True, capture_output=True)
+    assert len(_namespaces(prefix)) == 8
+    res = subprocess.run([str(NETNS), "check"], env=env, capture_output=True, text=True, check=True)
+    check = json.loads(res.stdout)
+    assert check["round_robin"]["parity_ok"] is True
+    assert abs(check["rtt_median_ms"] - 10) <= 1.0
+    subprocess.run([str(NETNS), "down"], env=env, check=True, capture_output=True)
+    assert _namespaces(prefix) == []
+
+
+@pytest.mark.parametrize("path_mode,expected", [("single", 9.5), ("multipath", 19.0)])
+def test_cubic_run_is_complete_with_expected_goodput(env, tmp_path, path_mode, expected):
+    out = tmp_path / path_mode
+    res = _run(env, out, "--experiment", "single_vs_multi", "--cc", "cubic", "--path-mode", path_mode,
+               "--link-delay-ms", "10", "--loss-pct", "0", "--duration-s", "4")
+    assert res.returncode == 0, res.stderr
+    for name in ["COMPLETE", "meta.json", "router1.pcap", "receiver.pcap", "capture.log",
+                 "iperf3/flow1-client.json", "iperf3/flow1-server.json", "ss/flow1.txt"]:
+        assert (out / name).exists(), name
+    assert (out / "router1.pcap").stat().st_size > 100_000
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["params"]["path_mode"] == path_mode and meta["backend"] == "netns"
+    assert (out / "ss" / "flow1.txt").read_text().startswith("# ts=")
+    assert abs(_goodput_mbps(out) - expected) <= 0.15 * expected
+    assert _namespaces(env["MPCC_NS_PREFIX"]) == []
+
+
+def test_missing_cc_is_skipped_with_exit_3(env, tmp_path):
+    avail = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    if "bic" in avail:
+        pytest.skip("this kernel has bic")
+    out = tmp_path / "bic"
+    res = _run(env, out, "--experiment", "single_vs_multi", "--cc", "bic", "--path-mode", "single",
+               "--link-delay-ms", "10", "--loss-pct", "0", "--duration-s", "4")
+    assert res.returncode == 3
+    assert (out / "SKIPPED").read_text().strip() == "bic: not available on this kernel — skipped"
+    assert not (out / "COMPLETE").exists()
+
+
+def test_bad_parameter_fails_before_any_root_command(env, tmp_path):
+    res = _run(env, tmp_path / "bad", "--experiment", "single_vs_multi", "--cc", "cubic", "--path-mode", "triple",
+               "--link-delay-ms", "10", "--loss-pct", "0", "--duration-s", "4")
+    assert res.returncode == 2 and res.stderr.startswith("error:")
+    assert _namespaces(env["MPCC_NS_PREFIX"]) == []
+    res = subprocess.run([str(NETNS), "up", "--loss-pct", "abc"], env=env, capture_output=True, text=True)
+    assert res.returncode == 2 and "loss-pct" in res.stderr
+    assert _namespaces(env["MPCC_NS_PREFIX"]) == []
