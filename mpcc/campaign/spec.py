@@ -17,6 +17,7 @@ from mpcc.errors import UserError
 EXPERIMENTS = ("single_vs_multi", "link_delay", "loss_rate", "tcp_fairness", "udp_fairness")
 KNOWN_CCS = ("reno", "bic", "cubic", "bbr", "westwood", "htcp", "vegas", "illinois", "highspeed", "scalable")
 PATH_MODES = ("single", "multipath")
+TWO_FLOW = ("tcp_fairness", "udp_fairness")  # experiments with a second flow (starting at flow2_offset_s)
 _SAFE = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
 
 # name: (type, minimum, maximum)
@@ -70,8 +71,10 @@ class Run:
         """Command-line flags for capture_tools/run_experiment.sh."""
         out = ["--experiment", self.experiment, "--cc", self.cc, "--path-mode", self.path_mode,
                "--link-delay-ms", _num(self.link_delay_ms), "--loss-pct", _num(self.loss_pct),
-               "--duration-s", _num(self.duration_s), "--flow2-offset-s", _num(self.flow2_offset_s),
-               "--path-skew-ms", _num(self.path_skew_ms), "--rep", str(self.rep)]
+               "--duration-s", _num(self.duration_s), "--path-skew-ms", _num(self.path_skew_ms),
+               "--rep", str(self.rep)]
+        if self.experiment in TWO_FLOW:
+            out += ["--flow2-offset-s", _num(self.flow2_offset_s)]
         if self.cc2 is not None:
             out += ["--cc2", self.cc2]
         if self.cbr_mbps is not None:
@@ -159,7 +162,7 @@ def _expand_experiment(exp: dict, defaults: dict, reps: int, where: str) -> list
     runs = []
     for (cc, cc2), mode, combo in itertools.product(cc_opts, modes, itertools.product(*factors.values())):
         vals = dict(zip(keys, combo))
-        if vals["flow2_offset_s"] >= vals["duration_s"] and name in ("tcp_fairness", "udp_fairness"):
+        if vals["flow2_offset_s"] >= vals["duration_s"] and name in TWO_FLOW:
             raise UserError(f"{where}: flow2_offset_s must be shorter than duration_s")
         for rep in range(1, e_reps + 1):
             runs.append(Run(experiment=name, cc=cc, cc2=cc2, path_mode=mode, rep=rep,
