@@ -105,6 +105,17 @@ def _normalise(freq: dict) -> dict:
     return {k: (v / tot) for k, v in sorted(freq.items())} if tot else {}
 
 
+def _initial_window(arrivals, size: int) -> deque:
+    """The first ``size`` distinct sequence numbers taken from the iterator ``arrivals`` (RFC 5236 windows)."""
+    window: deque = deque()
+    for v in arrivals:
+        if v not in window:
+            window.append(v)
+            if len(window) == size:
+                break
+    return window
+
+
 def rfc5236_rd(seq_in_arrival_order, dt: int = DEFAULT_DT, *, counts: bool = False) -> dict:
     """RFC 5236 Reorder Density: {displacement D (packets): fraction of arrivals} (D>0 late, D<0 early).
 
@@ -117,15 +128,9 @@ def rfc5236_rd(seq_in_arrival_order, dt: int = DEFAULT_DT, *, counts: bool = Fal
     if int(dt) != dt or dt < 0:
         raise ValueError("rfc5236_rd: DT must be a non-negative integer")
     arrivals = iter(_seq_array(seq_in_arrival_order).tolist())
-    window: deque = deque()
+    window = _initial_window(arrivals, dt + 1)  # Step 1: first DT+1 unique sequence numbers
     buffer: set = set()
     freq: dict = {}
-    # Step 1: first DT+1 unique sequence numbers in arrival order.
-    for v in arrivals:
-        if v not in window:
-            window.append(v)
-            if len(window) == dt + 1:
-                break
     if not window:
         return {}
     ri = min(window)  # RFC: RI = 1 for streams numbered from 1; the "RI not found" rule makes these equal
@@ -166,14 +171,9 @@ def rfc5236_rbd(seq_in_arrival_order, bt: int = DEFAULT_BT, *, counts: bool = Fa
     if int(bt) != bt or bt < 0:
         raise ValueError("rfc5236_rbd: BT must be a non-negative integer")
     arrivals = iter(_seq_array(seq_in_arrival_order).tolist())
-    window: deque = deque()
+    window = _initial_window(arrivals, bt + 1)
     buffer: set = set()
     freq: dict = {}
-    for v in arrivals:
-        if v not in window:
-            window.append(v)
-            if len(window) == bt + 1:
-                break
     if not window:
         return {}
     while window:
