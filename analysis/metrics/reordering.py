@@ -37,12 +37,11 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import NoTrafficError
+from analysis.flows import unwrap_seq  # noqa: F401 - one unwrap for the whole package (re-exported)
 
 DEFAULT_DT = 3
 DEFAULT_BT = 3
 TCP_PROTO = 6
-_MOD = 1 << 32
-_HALF = 1 << 31
 
 
 def _seq_array(seq) -> np.ndarray:
@@ -199,20 +198,6 @@ def rfc5236_rbd(seq_in_arrival_order, bt: int = DEFAULT_BT, *, counts: bool = Fa
 
 
 # ---------------------------------------------------------------- TCP wrapper over the per-packet table
-
-def unwrap_seq(seq, base: int) -> np.ndarray:
-    """Unwrap raw 32-bit TCP sequence numbers (in capture order) relative to ``base`` (bytes).
-
-    The first value is placed at its signed 32-bit distance from ``base``; each next one at the signed
-    32-bit distance from its predecessor, so wraparound past 2**32 keeps counting up.
-    """
-    s = np.asarray(seq, dtype=np.int64)
-    if s.size == 0:
-        return s
-    first = ((int(s[0]) - int(base) + _HALF) % _MOD) - _HALF
-    d = ((np.diff(s) + _HALF) % _MOD) - _HALF
-    return first + np.concatenate(([0], np.cumsum(d)))
-
 
 def _largest_flow(df: pd.DataFrame):
     need = {"src", "dst", "sport", "dport", "seq", "payload_len", "ts"}
