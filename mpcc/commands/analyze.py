@@ -6,11 +6,6 @@ import math
 import os
 
 from analysis.errors import NoTrafficError
-from analysis.flows import split_flows
-from analysis.ingest import read_pcap
-from analysis.ingest.schema import TCP
-from analysis.metrics import rtt, sack, throughput
-from analysis.metrics.retransmissions import retransmissions, spurious_retransmissions
 from mpcc.errors import UserError
 
 NAME = "analyze"
@@ -28,6 +23,12 @@ def _num(x, nd=3):
 
 def flow_records(df) -> list[dict]:
     """One dict per flow (TCP connection data direction, or UDP direction)."""
+    # imported here, not at module level: every `mpcc` invocation loads this module to build its parser
+    from analysis.flows import split_flows
+    from analysis.ingest.schema import TCP
+    from analysis.metrics import rtt, sack, throughput
+    from analysis.metrics.retransmissions import retransmissions, spurious_retransmissions
+
     out = []
     for f in split_flows(df):
         d = f.data
@@ -65,6 +66,8 @@ def flow_records(df) -> list[dict]:
 def run(args) -> int:
     if not os.path.isfile(args.pcap):
         raise UserError(f"not a capture file (missing or not a regular file): {args.pcap}")
+    from analysis.ingest import read_pcap
+
     df = read_pcap(args.pcap)
     if len(df) == 0:
         raise NoTrafficError(f"{args.pcap}: no TCP or UDP packets in the capture")
