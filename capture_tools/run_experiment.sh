@@ -93,6 +93,11 @@ for h in src1 src2; do
     if [[ "$cc" == bbr || "$cc2" == bbr ]]; then ip netns exec "$P$h" bash "$TB/nodes/host.sh" --fq >>"$LOG" 2>&1 || true; fi
 done
 
+# self-check before traffic: idle RTT vs the configured link delay; per-path counters are diffed over the run
+rtt_idle=$("$TB/netns.sh" rtt 2>>"$LOG" || echo null)
+[[ "$rtt_idle" =~ ^[0-9.]+$ ]] || rtt_idle=null
+counters0=$("$TB/netns.sh" counters 2>>"$LOG")
+
 flow2=0
 [[ -n "$cc2" || -n "$cbr_mbps" ]] && flow2=1
 cap() { # NODE IF FILE
@@ -143,6 +148,28 @@ wait "$c1" || { say "flow1 client failed"; exit 1; }
 wait "$srv1" || true
 [[ $flow2 == 0 ]] || wait "$srv2" || true
 say "flows done"
+counters1=$("$TB/netns.sh" counters 2>>"$LOG")
+# Round-robin parity over the whole run: with strict alternation the two paths' packet counts differ by at most a
+# few packets (nft mark counters: |d| <= 2 + 0.1 %; interface tx counters, which also see ARP/ND: |d| <= 4 + 0.5 %).
+# Single path: path 2 must stay (almost) idle. RTT: idle median within 1 ms of the expected two-way delay.
+self_check=$(jq -n --argjson c0 "$counters0" --argjson c1 "$counters1" --argjson med "$rtt_idle" --arg pm "$path_mode" \
+    --argjson d "$link_delay_ms" --argjson k "$path_skew_ms" '
+    def rr(r): ($c1[r].path1_tx_pkts - $c0[r].path1_tx_pkts) as $t1 | ($c1[r].path2_tx_pkts - $c0[r].path2_tx_pkts) as $t2 |
+      (if $c1[r].nft_mark1_pkts != null and $c0[r].nft_mark1_pkts != null
+       then {m1: ($c1[r].nft_mark1_pkts - $c0[r].nft_mark1_pkts), m2: ($c1[r].nft_mark2_pkts - $c0[r].nft_mark2_pkts)}
+       else null end) as $m |
+      {path1_pkts:$t1, path2_pkts:$t2, nft_mark1_pkts:(if $m then $m.m1 else null end), nft_mark2_pkts:(if $m then $m.m2 else null end),
+       parity_ok:(if $pm == "multipath" then
+                    (if $m then ((($m.m1 - $m.m2)|fabs) <= 2 + 0.001 * ($m.m1 + $m.m2))
+                     else ((($t1 - $t2)|fabs) <= 4 + 0.005 * ($t1 + $t2)) end) and ($t1 > 0)
+                  else null end),
+       single_path_ok:(if $pm == "single" then ($t2 <= 10) else null end)};
+    (if $pm == "multipath" then $d + $k else $d end) as $exp |
+    {rtt_median_ms:$med, expected_rtt_ms:$exp,
+     rtt_ok:(if $med == null then false else ((($med - $exp)|fabs) <= 1) end),
+     round_robin:{router1: rr("router1"), router2: rr("router2")}} |
+    .ok = (.rtt_ok and ([.round_robin[] | .parity_ok, .single_path_ok] | all(. != false)))')
+say "self_check: $(jq -c . <<<"$self_check")"
 
 qd=""
 for n in switch1 switch2 src1 src2; do qd+="== $n ==\n$(ip netns exec "$P$n" tc -s qdisc show)\n"; done
@@ -152,6 +179,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
    --arg qd "$(printf '%b' "$qd")" --arg exp "$experiment" --arg cc "$cc" --arg cc2 "$cc2" --arg cbr "$cbr_mbps" \
    --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson t "$duration_s" \
    --argjson off "$flow2_offset_s" --argjson k "$path_skew_ms" --argjson rep "$rep" \
+   --argjson self_check "$self_check" \
    --arg sysctls "$(ip netns exec "${P}src1" sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling)" \
    --arg iperf3v "$(iperf3 --version 2>&1 | head -1)" --arg tcpdumpv "$(tcpdump --version 2>&1 | head -1)" \
    '{params: ($params + {experiment:$exp, cc:$cc, cc2:(if $cc2=="" then null else $cc2 end),
@@ -160,7 +188,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
      backend:"netns", kernel:$kernel, start_time:$start, sysctls:($sysctls|split("\n")), qdisc:$qd,
      tool_versions:{iperf3:$iperf3v, tcpdump:$tcpdumpv},
      delay_mechanism:$features.mechanism.delay, round_robin_mechanism:(if $pm=="multipath" then $features.mechanism.round_robin else "none" end),
-     fq:(if $features.fq then "fq" else "fq: not available" end), features:$features, status:"complete"}' > "$out/meta.json.tmp"
+     fq:(if $features.fq then "fq" else "fq: not available" end), features:$features, self_check:$self_check, status:"complete"}' > "$out/meta.json.tmp"
 mv "$out/meta.json.tmp" "$out/meta.json"
 # stop captures before declaring the run complete, so pcaps are flushed
 stop_captures

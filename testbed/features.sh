@@ -10,7 +10,10 @@ ip netns exec "$scratch" ip link set d0 up
 has() { if ip netns exec "$scratch" tc qdisc replace dev d0 root "$@" >/dev/null 2>&1; then echo true; else echo false; fi; }
 netem=$(has netem delay 1ms)
 fq=$(has fq)
-if ip netns exec "$scratch" tc qdisc replace dev d0 root teql0 >/dev/null 2>&1; then teql=true; else teql=false; fi
+# TEQL needs the sch_teql qdisc AND a teql0 master device in the routers' network namespace: the kernel creates
+# teql0 only in the initial namespace, so on the netns backend TEQL is unusable even where the kernel has it.
+if ip netns exec "$scratch" tc qdisc replace dev d0 root teql0 >/dev/null 2>&1; then teql_qdisc=true; else teql_qdisc=false; fi
+if [[ $teql_qdisc == true ]] && ip netns exec "$scratch" ip link show teql0 >/dev/null 2>&1; then teql=true; else teql=false; fi
 avail=$(cat /proc/sys/net/ipv4/tcp_available_congestion_control)
 ccs=""
 for cc in reno cubic bbr bic westwood; do
@@ -20,8 +23,10 @@ for cc in reno cubic bbr bic westwood; do
 done
 ccs=${ccs%, }
 if [[ $netem == true ]]; then delay=netem; else delay=nfqueue-shim; fi
-rr=nft-numgen-fwmark  # TEQL not used even where present: one mechanism everywhere
+# round-robin: TEQL where the kernel has it (the paper's mechanism), nftables numgen + fwmark otherwise;
+# MPCC_RR_MECH=nft forces the fallback (e.g. to compare the two on a kernel that has both)
+if [[ $teql == true && "${MPCC_RR_MECH:-auto}" != nft ]]; then rr=teql; else rr=nft-numgen-fwmark; fi
 cat <<JSON
-{"kernel": "$(uname -r)", "netem": $netem, "teql": $teql, "fq": $fq, "cc": {$ccs},
+{"kernel": "$(uname -r)", "netem": $netem, "teql": $teql, "teql_qdisc": $teql_qdisc, "fq": $fq, "cc": {$ccs},
  "mechanism": {"delay": "$delay", "round_robin": "$rr", "loss": "iptables-statistic", "rate": "tbf+pfifo"}}
 JSON

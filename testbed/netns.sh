@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # netns backend for the study-000 testbed: 8 namespaces named ${MPCC_NS_PREFIX:-mpcc-}<node>.
 # usage: netns.sh up [--path-mode single|multipath] [--link-delay-ms D] [--loss-pct L] [--path-skew-ms K]
-#        netns.sh down | check | features | exec NODE -- CMD...
+#        netns.sh down | check | counters | rtt | features | exec NODE -- CMD...
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=testbed/nodes/common.sh
@@ -9,7 +9,7 @@ source "$HERE/nodes/common.sh"
 SHIM="$HERE/delayshim/delayshim"
 RUNSTATE="/run/mpcc-netns/${NS_PREFIX}"
 
-usage() { echo "usage: netns.sh up [--path-mode single|multipath] [--link-delay-ms D] [--loss-pct L] [--path-skew-ms K] | down | check | features | exec NODE -- CMD..." >&2; exit 2; }
+usage() { echo "usage: netns.sh up [--path-mode single|multipath] [--link-delay-ms D] [--loss-pct L] [--path-skew-ms K] | down | check | counters | rtt | features | exec NODE -- CMD..." >&2; exit 2; }
 
 ifname() { echo "$(short_of "$1")-$(short_of "$2")"; }
 
@@ -89,21 +89,25 @@ do_up() {
         build
     fi
     mkdir -p "$RUNSTATE"
-    if [[ "$(bash "$HERE/features.sh" | jq -r .netem)" == true ]]; then mech=netem; fi
+    local feat rr
+    feat=$(bash "$HERE/features.sh")
+    if [[ "$(jq -r .netem <<<"$feat")" == true ]]; then mech=netem; fi
+    rr=nft
+    [[ "$(jq -r .mechanism.round_robin <<<"$feat")" == teql ]] && rr=teql
     if [[ $mech == shim && ! -x "$SHIM" ]]; then
         make -s -C "$HERE/delayshim" >&2 || die "cannot build the delay shim (need gcc + libnetfilter-queue-dev)"
     fi
     local n
     for n in src1 src2 dst1 dst2; do ip netns exec "$(ns_of "$n")" bash "$HERE/nodes/host.sh" >/dev/null; done
-    ip netns exec "$(ns_of router1)" bash "$HERE/nodes/router.sh" "$path_mode" r1-src1 r1-src2 10.4.0.0/16 10.2.1.2 10.2.2.2 >&2
-    ip netns exec "$(ns_of router2)" bash "$HERE/nodes/router.sh" "$path_mode" r2-dst1 r2-dst2 10.1.0.0/16 10.3.1.2 10.3.2.2 >&2
+    ip netns exec "$(ns_of router1)" bash "$HERE/nodes/router.sh" "$path_mode" r1-src1 r1-src2 10.4.0.0/16 10.2.1.2 10.2.2.2 "$rr" >&2
+    ip netns exec "$(ns_of router2)" bash "$HERE/nodes/router.sh" "$path_mode" r2-dst1 r2-dst2 10.1.0.0/16 10.3.1.2 10.3.2.2 "$rr" >&2
     local half half2
     half=$(awk -v d="$link_delay_ms" 'BEGIN{printf "%g", d/2}')
     half2=$(awk -v d="$link_delay_ms" -v k="$path_skew_ms" 'BEGIN{printf "%g", d/2+k}')
     ip netns exec "$(ns_of switch1)" bash "$HERE/nodes/switch.sh" sw1-r1 sw1-r2 "$half" "$loss_pct" "$mech" "$SHIM" "$RUNSTATE/shim-switch1.pid" >&2
     ip netns exec "$(ns_of switch2)" bash "$HERE/nodes/switch.sh" sw2-r1 sw2-r2 "$half2" "$loss_pct" "$mech" "$SHIM" "$RUNSTATE/shim-switch2.pid" >&2
-    jq -n --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson k "$path_skew_ms" --arg mech "$mech" \
-        '{path_mode:$pm, link_delay_ms:$d, loss_pct:$l, path_skew_ms:$k, delay_mechanism:$mech, round_robin_mechanism:"nft-numgen-fwmark"}' > "$RUNSTATE/params.json"
+    jq -n --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson k "$path_skew_ms" --arg mech "$mech" --arg rr "$(jq -r .mechanism.round_robin <<<"$feat")" \
+        '{path_mode:$pm, link_delay_ms:$d, loss_pct:$l, path_skew_ms:$k, delay_mechanism:$mech, round_robin_mechanism:(if $pm=="multipath" then $rr else "none" end)}' > "$RUNSTATE/params.json"
     log "up: path_mode=$path_mode link_delay_ms=$link_delay_ms loss_pct=$loss_pct path_skew_ms=$path_skew_ms delay=$mech"
 }
 
@@ -119,14 +123,35 @@ nft_counter() { # NODE CHAIN-RULE-PATTERN -> packets
     ip netns exec "$(ns_of "$1")" nft list chain ip mpcc_rr rrcount 2>/dev/null | awk -v m="meta mark 0x0000000$2" 'index($0, m) {for(i=1;i<=NF;i++) if($i=="packets") print $(i+1)}' || true
 }
 
+# Per-path packet counters of both routers (JSON): tx packets of each switch-facing interface (any mechanism) and,
+# with the nft mechanism, the per-mark forward counters. router1 carries the data direction, router2 the ACKs.
+do_counters() {
+    [[ $EUID -eq 0 ]] || die "netns backend needs root"
+    local r sw1 sw2 t1 t2 m1 m2 out="{}"
+    for r in router1 router2; do
+        sw1=$(ifname "$r" switch1); sw2=$(ifname "$r" switch2)
+        t1=$(ip netns exec "$(ns_of "$r")" cat "/sys/class/net/$sw1/statistics/tx_packets")
+        t2=$(ip netns exec "$(ns_of "$r")" cat "/sys/class/net/$sw2/statistics/tx_packets")
+        m1=$(nft_counter "$r" 1); m2=$(nft_counter "$r" 2)
+        out=$(jq -c --arg r "$r" --argjson t1 "$t1" --argjson t2 "$t2" --argjson m1 "${m1:-null}" --argjson m2 "${m2:-null}" \
+            '. + {($r): {path1_tx_pkts:$t1, path2_tx_pkts:$t2, nft_mark1_pkts:$m1, nft_mark2_pkts:$m2}}' <<<"$out")
+    done
+    echo "$out"
+}
+
+# Idle RTT src1 -> dst1: 20 pings 50 ms apart; prints the median in ms (or null)
+rtt_median() {
+    ip netns exec "$(ns_of src1)" ping -n -c 20 -i 0.05 10.4.1.2 2>/dev/null | sed -n 's/.*time=\([0-9.]*\).*/\1/p' | sort -n |
+        awk '{v[NR]=$1} END{if(NR==0){print "null"} else if(NR%2){print v[(NR+1)/2]} else {print (v[NR/2]+v[NR/2+1])/2}}'
+}
+
 do_check() {
     [[ $EUID -eq 0 ]] || die "netns backend needs root"
     [[ -f "$RUNSTATE/params.json" ]] || die "testbed with prefix $NS_PREFIX is not up"
-    local d pm rtts med ok_rtt parity_ok=null a1 a2 b1 b2 rate rate_ok
+    local d pm med ok_rtt parity_ok=null a1 a2 b1 b2 rate rate_ok
     d=$(jq -r .link_delay_ms "$RUNSTATE/params.json"); pm=$(jq -r .path_mode "$RUNSTATE/params.json")
     a1=$(nft_counter router1 1); a2=$(nft_counter router1 2)
-    rtts=$(ip netns exec "$(ns_of src1)" ping -n -c 20 -i 0.05 10.4.1.2 | sed -n 's/.*time=\([0-9.]*\).*/\1/p' | sort -n)
-    med=$(echo "$rtts" | awk '{v[NR]=$1} END{if(NR==0){print "null"} else if(NR%2){print v[(NR+1)/2]} else {print (v[NR/2]+v[NR/2+1])/2}}')
+    med=$(rtt_median)
     local k exp_rtt
     k=$(jq -r .path_skew_ms "$RUNSTATE/params.json")
     # multipath: request and reply each take path 2 (+k one way) half the time -> median RTT d + k
@@ -163,6 +188,8 @@ case "$cmd" in
     up) do_up "$@" ;;
     down) [[ $EUID -eq 0 ]] || die "netns backend needs root"; do_down ;;
     check) do_check ;;
+    counters) do_counters ;;
+    rtt) [[ $EUID -eq 0 ]] || die "netns backend needs root"; rtt_median ;;
     features) exec bash "$HERE/features.sh" ;;
     exec) do_exec "$@" ;;
     *) usage ;;

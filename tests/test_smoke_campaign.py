@@ -82,3 +82,25 @@ def test_forward_loss_within_binomial_bounds(smoke):
     lo, hi = stats.binom.ppf([0.0005, 0.9995], n, 0.02)
     assert n > 500
     assert lo <= lost <= hi, (lost, n, lo, hi)
+
+
+def test_self_check_recorded_round_robin_parity_and_rtt(smoke):
+    """Every complete run's meta.json carries the per-run self-check: strict round-robin parity in both directions
+    on multipath runs (counters diffed over the run), an idle path 2 on single-path runs, idle RTT near the delay."""
+    checked = 0
+    for d in smoke.iterdir():
+        if ".incomplete-" in d.name or not (d / "COMPLETE").exists():
+            continue
+        meta = json.loads((d / "meta.json").read_text())
+        sc = meta["self_check"]
+        for router in ("router1", "router2"):
+            rr = sc["round_robin"][router]
+            if meta["params"]["path_mode"] == "multipath":
+                assert rr["parity_ok"] is True, (d.name, router, rr)
+                assert rr["path1_pkts"] > 100 and rr["path2_pkts"] > 100, (d.name, router, rr)
+            else:
+                assert rr["single_path_ok"] is True, (d.name, router, rr)
+        assert sc["rtt_median_ms"] is not None
+        assert abs(sc["rtt_median_ms"] - sc["expected_rtt_ms"]) <= 2.0, (d.name, sc)
+        checked += 1
+    assert checked >= 5

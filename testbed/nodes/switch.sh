@@ -9,6 +9,8 @@ set -euo pipefail
 if_src=$1 if_dst=$2 delay_ms=$3 loss_pct=$4 mech=$5 shim=$6 pidfile=$7
 sysctl -qw net.ipv4.ip_forward=1
 for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 > "$f"; done
+# proxy ARP: routers using TEQL resolve remote hosts on each slave link; the switch answers for them
+for f in /proc/sys/net/ipv4/conf/*/proxy_arp; do echo 1 > "$f"; done
 for dev in "$if_src" "$if_dst"; do
     ethtool -K "$dev" tso off gso off gro off 2>/dev/null || true
     tc qdisc del dev "$dev" root 2>/dev/null || true

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Build a small Debian box for the libvirt provider from Debian packages only (no box catalogue needed):
+#   mmdebstrap (minbase + kernel, systemd, sshd, iproute2, iperf3, tcpdump, nft, ...) -> ext4 raw image
+#   (mkfs.ext4 -d, no partition table, no loop devices) -> qcow2 -> box.tar.gz -> `vagrant box add`.
+# The kernel and initrd travel inside the box; the box's own Vagrantfile boots them directly
+# (root=/dev/vda, console=ttyS0, net.ifnames=0 so that eth0 is always the management NIC). No `rootdelay`.
+# usage: build-box.sh [--name NAME] [--suite SUITE] [--mirror URL] [--size-gb N] [--force]
+#   NAME defaults to $MPCC_VAGRANT_BOX or mpcc/debian12; --force rebuilds and re-adds an existing box.
+set -euo pipefail
+name="${MPCC_VAGRANT_BOX:-mpcc/debian12}" suite=bookworm mirror="" size_gb=2 force=0
+die() { echo "error: $*" >&2; exit 2; }
+log() { echo "[$(date -u +%H:%M:%S)] build-box: $*" >&2; }
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --name) name=${2:-}; shift 2 || die "--name needs a value" ;;
+        --suite) suite=${2:-}; shift 2 || die "--suite needs a value" ;;
+        --mirror) mirror=${2:-}; shift 2 || die "--mirror needs a value" ;;
+        --size-gb) size_gb=${2:-}; shift 2 || die "--size-gb needs a value" ;;
+        --force) force=1; shift ;;
+        *) die "unknown option $1 (usage: build-box.sh [--name NAME] [--suite SUITE] [--mirror URL] [--size-gb N] [--force])" ;;
+    esac
+done
+[[ "$name" =~ ^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)?$ ]] || die "bad box name '$name'"
+[[ "$suite" =~ ^[a-z]+$ ]] || die "bad suite '$suite'"
+[[ "$size_gb" =~ ^[1-9][0-9]*$ ]] || die "--size-gb must be a positive integer, got '$size_gb'"
+[[ $EUID -eq 0 ]] || die "build-box.sh needs root (mmdebstrap in root mode)"
+for t in mmdebstrap mkfs.ext4 qemu-img vagrant tar; do command -v "$t" >/dev/null || die "$t not found: run testbed/vagrant/host-setup.sh"; done
+
+if [[ $force == 0 ]] && vagrant box list 2>/dev/null | awk '{print $1}' | grep -qx "$name"; then
+    log "box $name already added (use --force to rebuild)"
+    exit 0
+fi
+
+# The vagrant insecure public key (vagrant swaps it for a per-machine key on first `vagrant up`).
+pubkey=""
+for k in /usr/share/rubygems-integration/all/gems/vagrant-*/keys/vagrant.pub /opt/vagrant/embedded/gems/gems/vagrant-*/keys/vagrant.pub \
+         /usr/lib/ruby/vendor_ruby/vagrant/keys/vagrant.pub; do
+    [[ -f "$k" ]] && { pubkey=$k; break; }
+done
+[[ -n "$pubkey" ]] || die "cannot find vagrant's insecure public key (keys/vagrant.pub)"
+
+work=$(mktemp -d /var/tmp/mpcc-box.XXXXXX)
+cleanup() { rm -rf "$work"; }
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+PKGS=linux-image-amd64,initramfs-tools,systemd-sysv,udev,kmod,dbus,openssh-server,sudo,iproute2,iputils-ping,procps,netbase,iperf3,tcpdump,ethtool,jq,nftables,iptables,gawk,less
+log "mmdebstrap $suite (minbase + $PKGS)"
+t0=$(date +%s)
+# shellcheck disable=SC2016  # $1 is expanded by mmdebstrap's hook shell (the chroot directory)
+mmdebstrap --variant=minbase --include="$PKGS" \
+    --customize-hook='echo mpcc-box > "$1/etc/hostname"' \
+    --customize-hook='truncate -s 0 "$1/etc/machine-id"; rm -f "$1/var/lib/dbus/machine-id"' \
+    --customize-hook='chroot "$1" useradd -m -s /bin/bash -G sudo vagrant' \
+    --customize-hook='echo "vagrant ALL=(ALL) NOPASSWD: ALL" > "$1/etc/sudoers.d/vagrant"; chmod 0440 "$1/etc/sudoers.d/vagrant"' \
+    --customize-hook='echo "vagrant:vagrant" | chroot "$1" chpasswd' \
+    --customize-hook="mkdir -p \"\$1/home/vagrant/.ssh\"; cp '$pubkey' \"\$1/home/vagrant/.ssh/authorized_keys\"" \
+    --customize-hook='chroot "$1" chown -R vagrant:vagrant /home/vagrant/.ssh; chmod 700 "$1/home/vagrant/.ssh"; chmod 600 "$1/home/vagrant/.ssh/authorized_keys"' \
+    --customize-hook='printf "UseDNS no\n" > "$1/etc/ssh/sshd_config.d/mpcc.conf"' \
+    --customize-hook='rm -f "$1"/etc/ssh/ssh_host_*; mkdir -p "$1/etc/systemd/system/ssh.service.d"; printf "[Service]\nExecStartPre=\nExecStartPre=/usr/bin/ssh-keygen -A\nExecStartPre=/usr/sbin/sshd -t\n" > "$1/etc/systemd/system/ssh.service.d/hostkeys.conf"' \
+    --customize-hook='printf "[Match]\nName=eth0\n\n[Network]\nDHCP=ipv4\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n\n[DHCPv4]\nClientIdentifier=mac\n" > "$1/etc/systemd/network/10-mgmt.network"' \
+    --customize-hook='chroot "$1" systemctl enable systemd-networkd ssh' \
+    --customize-hook='printf "net.ipv6.conf.all.disable_ipv6 = 1\nnet.ipv6.conf.default.disable_ipv6 = 1\n" > "$1/etc/sysctl.d/60-mpcc-noipv6.conf"' \
+    --customize-hook='printf "/dev/vda / ext4 defaults,noatime 0 1\n" > "$1/etc/fstab"' \
+    --customize-hook='chroot "$1" systemctl mask apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer 2>/dev/null || true' \
+    --customize-hook='cp "$1"/boot/vmlinuz-* "'"$work"'/vmlinuz"; cp "$1"/boot/initrd.img-* "'"$work"'/initrd.img"' \
+    --customize-hook='rm -rf "$1"/var/cache/apt/archives/*.deb "$1"/var/lib/apt/lists/*' \
+    ${mirror:+"--mirror=$mirror"} \
+    "$suite" "$work/rootfs.tar" >&2
+log "mmdebstrap took $(( $(date +%s) - t0 )) s"
+
+mkdir "$work/root"
+tar -C "$work/root" -xpf "$work/rootfs.tar"
+rm -f "$work/rootfs.tar"
+truncate -s "${size_gb}G" "$work/root.raw"
+mkfs.ext4 -q -F -L mpccroot -d "$work/root" "$work/root.raw" >&2
+rm -rf "$work/root"
+qemu-img convert -c -f raw -O qcow2 "$work/root.raw" "$work/box.img"
+rm -f "$work/root.raw"
+# virtual_size (GB) must not be smaller than the image, or vagrant-libvirt refuses/truncates the volume
+vsize=$(qemu-img info --output=json "$work/box.img" | jq '(.["virtual-size"] + 1073741823) / 1073741824 | floor')
+(( vsize >= size_gb )) || die "computed virtual_size $vsize < $size_gb"
+jq -n --argjson v "$vsize" '{provider:"libvirt", format:"qcow2", virtual_size:$v}' > "$work/metadata.json"
+cat > "$work/Vagrantfile" <<'VF'
+# Box-embedded defaults (mpcc Debian box): boot the kernel/initrd shipped in this box directly.
+Vagrant.configure("2") do |config|
+  config.vm.provider :libvirt do |lv|
+    box_dir = File.expand_path(File.dirname(__FILE__))
+    lv.kernel = File.join(box_dir, "vmlinuz")
+    lv.initrd = File.join(box_dir, "initrd.img")
+    lv.cmd_line = "root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet"
+    lv.disk_bus = "virtio"
+  end
+end
+VF
+chmod 644 "$work/vmlinuz" "$work/initrd.img"
+tar -C "$work" -czf "$work/box.tar.gz" metadata.json Vagrantfile box.img vmlinuz initrd.img
+log "box archive $(du -h "$work/box.tar.gz" | cut -f1) (qcow2 virtual_size ${vsize} GB)"
+
+# Re-adding a box leaves the old base volume in the libvirt pool, and vagrant-libvirt would keep cloning the STALE
+# volume: remove base volumes of this box first.
+vol_prefix="${name//\//-VAGRANTSLASH-}_vagrant_box_image_"
+if command -v virsh >/dev/null; then
+    while read -r vol; do
+        [[ -n "$vol" ]] || continue
+        log "removing stale base volume $vol from pool default"
+        virsh -c qemu:///system vol-delete --pool default "$vol" >/dev/null 2>&1 || log "could not delete $vol (in use?)"
+    done < <(virsh -c qemu:///system vol-list --pool default 2>/dev/null | awk 'NR>2 {print $1}' | grep -F "$vol_prefix" || true)
+fi
+vagrant box add --force --name "$name" "$work/box.tar.gz" >&2
+log "added box $name"
