@@ -34,6 +34,18 @@ BACKENDS = ("netns", "vagrant")
 EXIT_SKIPPED = 3
 
 
+def source_version() -> dict:
+    """The git commit of the code that records the runs (provenance), and whether the work tree had changes."""
+    try:
+        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip() != ""
+    except (OSError, subprocess.SubprocessError):
+        return {"git_commit": None, "git_dirty": None}
+    return {"git_commit": commit or None, "git_dirty": dirty if commit else None}
+
+
 def run_status(run_dir: Path) -> str:
     """'complete', 'skipped', 'incomplete' (directory without a marker) or 'pending' (no directory)."""
     if (run_dir / "COMPLETE").exists():
@@ -81,7 +93,8 @@ def _prepare_out(out: Path, campaign_file: Path, campaign: Campaign, backend: st
                         f"resume with the same --seed and --backend")
     meta.update({"name": campaign.name, "seed": seed, "backend": backend, "order": [r.run_id for r in order],
                  "n_runs": len(order)})
-    meta.setdefault("sessions", []).append({"started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    meta.setdefault("sessions", []).append({"started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                            **source_version()})
     tmp = meta_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(meta, indent=2))
     tmp.replace(meta_path)
