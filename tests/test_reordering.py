@@ -116,7 +116,8 @@ def test_tcp_receiver_only_with_wrap_and_retransmission():
     r = tcp_reordering(_frame(rows))
     assert r["basis"] == "receiver-only"
     assert r["flow"] == {"src": "10.0.0.1", "dst": "10.0.1.1", "sport": 40000, "dport": 5201}
-    # seg 5 excluded (arrived twice): indices 1,2,4,3,5,6 (seg 6 -> index 6 among 6 unique) -> one reordered
+    # seg 5 excluded (arrived twice, both copies) but still numbered: packet number = rank among all
+    # distinct sequence numbers seen (segs 0..6 -> 1..7), evaluated 1,2,4,3,5,7 -> one reordered
     assert r["received"] == 6 and r["reordered"] == 1 and r["extent_max"] == 1 and r["n3_reordered"] == 0
     assert r["rd"] and r["rbd"]
 

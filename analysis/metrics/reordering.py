@@ -1,32 +1,43 @@
 """Packet reordering metrics: RFC 4737 (sections 3-5) and RFC 5236 (RD and RBD).
 
 Input of the pure functions: the sequence numbers of the received packets **in arrival order**, as
-packet indices (consecutive integers at the source, as in the RFCs: 1, 2, 3, ...). Lost packets are
-simply absent. TCP byte sequence numbers are mapped to packet indices by :func:`tcp_reordering`
-(rank of the segment's unwrapped first-transmission sequence number among all unique ones).
+numbered at the source (consecutive integers, as in the RFCs: 1, 2, 3, ...). Lost packets are simply
+absent, i.e. they leave gaps. TCP segments are mapped to such packet numbers by :func:`tcp_reordering`.
 
-RFC 4737 (Morton et al. 2006):
-  * Type-P-Reordered (3.3): NextExp starts below every sequence number; for each arrival s:
-    if s >= NextExp the packet is in order and NextExp = s + 1, else it is reordered (NextExp unchanged).
-  * Type-P-Reordered-Ratio-Stream (4.1): count of reordered packets / L, L = packets received
-    (returned as a fraction ``reordered_ratio`` and as ``reordered_pct`` = 100 * ratio, as the RFC prints it).
-  * Reordering Extent (4.2): with receive index i (1-based position in arrival order) and the buffer of
-    earlier arrivals, the extent of reordered packet i is e = i - j for the earliest (smallest) j < i
-    with s[j] > s[i].
-  * n-reordering (5): a reordered packet i is n-reordered iff s[j] > s[i] for all j with i-n <= j < i
-    (all n immediately preceding arrivals exist and carry larger sequence numbers). Counted for n=3
-    (``n3_reordered``; ``n3_ratio`` = count / L).
-  Duplicates: only the first copy of a sequence number is evaluated; later copies are ignored
-  (``duplicates`` counts them).
+Texts these functions were checked against (the session that last reviewed them could read only the
+first page of each RFC; the definitions below come from the sources named, and the tests in
+tests/test_reordering_rfc_examples.py transcribe them literally as oracles):
 
-RFC 5236 (Jayasumana et al. 2008), algorithms of its appendix (receive index RI, window, buffer):
-  * RD, Reorder Density: frequency of displacement D = RI - S (D > 0 late, D < 0 early) of each arrival,
-    normalised. A packet whose |D| exceeds the displacement threshold DT is discarded (treated as lost /
-    useless); window holds DT+1 arrivals, buffer the early arrivals.
-  * RBD, Reorder Buffer-occupancy Density: frequency of the occupancy B of a hypothetical buffer that
-    holds early arrivals until they become in-order, recorded after each arrival, normalised; window
-    holds BT+1 arrivals (BT, the buffer-occupancy threshold), the smallest sequence number in the window
-    is the next expected one (so losses do not stall it).
+RFC 4737 (Morton et al. 2006), definitions as quoted from the RFC by third-party copies:
+  * Type-P-Reordered (sec. 3): NextExp starts at (or below) the first sequence number; for each
+    arrival s: if s >= NextExp it is in order and NextExp = s + 1, else (s < NextExp) it is reordered
+    and NextExp is unchanged. Duplicates: "only the first to arrive is considered for further analysis".
+  * Type-P-Reordered-Ratio-Stream (sec. 4.1): "R = (Count of packets with Type-P-Reordered=TRUE) /
+    ( L ) * 100", "L is the total number of packets received out of the K packets sent. Recall that
+    identical copies (duplicates) have been removed, so L <= K." Returned as the fraction
+    ``reordered_ratio`` and as ``reordered_pct`` (= R).
+  * Reordering extent (sec. 4.2): for a reordered packet with receive index i (position in the
+    duplicate-free arrival order), e = i - j with j the earliest (smallest) receive index whose
+    sequence number is larger, s[j] > s[i].
+  * n-reordering (sec. 5): a packet is n-reordered iff s[j] > s[i] for all j with i-n <= j < i (all n
+    immediately preceding arrivals exist and carry larger sequence numbers); counted for the given n
+    (key ``n3_reordered`` when n == 3), ``n3_ratio`` = count / L.
+  Not implemented: reordering gap, reordering-free runs, late-time and byte-offset metrics.
+
+RFC 5236 (Jayasumana et al. 2008), RD and RBD, following the algorithm pseudo-code published by the
+RFC's authors (CSU CNRL, "ALGORITHM FOR COMPUTING REORDER DENSITY (LATE/EARLY)" and "ALGORITHM TO
+COMPUTE REORDER BUFFER-OCCUPACNY DENSITY"), statement by statement:
+  * RD: "D = RI - S; # compute displacement" (D < 0 early, D > 0 late); "If (absolute(D) <= DT)
+    # Apply threshold" the frequency FLE[D] is incremented, else "Discard S" (neither early nor late:
+    the packet is treated as lost). Window of the "first unique DT+1 sequence numbers", buffer of early
+    arrivals; when RI is in neither, "Next RI is the minimum among window and buffer contents"
+    ("If (RI < m) RI = m; Else RI++"). Duplicates and packets below RI are skipped by
+    get_next_arrival ("while (newS < RI or newS in buffer or newS in window)").
+    "Normalize FLE to get RD": each frequency divided by their sum (the packets counted).
+  * RBD: "The smallest element in window is taken as E to neglect lost packets"; an arrival S != E is
+    early and buffered; S == E releases the buffered packets that became in order; after every
+    packet taken from the window "B = number of occupied slots in buffer; FB[B]++"; "A sequence number
+    <= E or present in window or buffer is duplicate" and is skipped. "Normalize FB to get RBD".
   Default thresholds DT = BT = 3 (the TCP duplicate-ACK threshold, RFC 5681); both are parameters.
 """
 from __future__ import annotations
@@ -116,13 +127,16 @@ def _initial_window(arrivals, size: int) -> deque:
 
 
 def rfc5236_rd(seq_in_arrival_order, dt: int = DEFAULT_DT, *, counts: bool = False) -> dict:
-    """RFC 5236 Reorder Density: {displacement D (packets): fraction of arrivals} (D>0 late, D<0 early).
+    """RFC 5236 Reorder Density: {displacement D (packets): fraction of counted packets}.
 
-    ``dt``: displacement threshold DT (packets); arrivals with |D| > DT are discarded as lost.
-    ``counts=True`` returns the raw frequencies FD[D] instead of the normalised density.
-    Follows the RFC's algorithm: RI starts at the lowest expected sequence number; window of DT+1
-    non-duplicate arrivals; buffer of early arrivals; when RI is in neither window nor buffer it is
-    advanced to min(window, buffer) if that is larger, else by one.
+    D = RI - S (receive index minus sequence number): D > 0 late, D < 0 early, 0 in order.
+    ``dt``: displacement threshold DT (packets); a packet with |D| > DT, early or late, is discarded
+    (not counted: treated as lost). ``counts=True`` returns the raw frequencies FLE[D] instead of the
+    density (FLE[D] / sum of FLE). Follows the authors' pseudo-code (module docstring) exactly; the
+    one liberty: RI starts at the smallest of the first DT+1 distinct arrivals instead of the literal
+    "RI = 1". For streams numbered from 1 (all numbers >= 1) the two are identical: if 1 is in the window, both are 1;
+    otherwise the pseudo-code's first step finds RI = 1 in neither window nor (empty) buffer and sets
+    RI = min(window). The start also makes a stream numbered from any other origin work.
     """
     if int(dt) != dt or dt < 0:
         raise ValueError("rfc5236_rd: DT must be a non-negative integer")
@@ -132,7 +146,7 @@ def rfc5236_rd(seq_in_arrival_order, dt: int = DEFAULT_DT, *, counts: bool = Fal
     freq: dict = {}
     if not window:
         return {}
-    ri = min(window)  # RFC: RI = 1 for streams numbered from 1; the "RI not found" rule makes these equal
+    ri = min(window)  # == the pseudo-code's "RI = 1" followed by its "RI not found" step (see docstring)
 
     def next_arrival():
         for v in arrivals:
@@ -162,10 +176,13 @@ def rfc5236_rd(seq_in_arrival_order, dt: int = DEFAULT_DT, *, counts: bool = Fal
 
 
 def rfc5236_rbd(seq_in_arrival_order, bt: int = DEFAULT_BT, *, counts: bool = False) -> dict:
-    """RFC 5236 Reorder Buffer-occupancy Density: {occupancy B (packets): fraction of arrivals}.
+    """RFC 5236 Reorder Buffer-occupancy Density: {occupancy B (packets): fraction of counted packets}.
 
     ``bt``: buffer-occupancy threshold BT (packets); window of BT+1 non-duplicate arrivals, the
-    smallest of which is the next expected sequence number E. ``counts=True`` returns raw FB[B].
+    smallest of which is the next expected sequence number E (a packet not among them by then is
+    treated as lost). B, the number of early packets held in the hypothetical buffer, is recorded once
+    per packet taken from the window, after that packet was buffered or released the buffer.
+    ``counts=True`` returns the raw frequencies FB[B] instead of the density (FB[B] / sum of FB).
     """
     if int(bt) != bt or bt < 0:
         raise ValueError("rfc5236_rbd: BT must be a non-negative integer")
@@ -227,14 +244,33 @@ def tcp_reordering(receiver_df: pd.DataFrame, sender_df: pd.DataFrame | None = N
     """Reordering of the data segments of the largest TCP flow (by payload bytes) of ``receiver_df``.
 
     Columns used: src, dst, sport, dport, seq (raw 32-bit), payload_len, ts (and proto when present).
-    Sequence numbers are unwrapped relative to the flow's first data segment seen at the receiver;
-    a segment's packet index is the rank of its unwrapped sequence number among the unique ones kept.
-    * With ``sender_df`` (capture at the sender side): only segments the sender sent exactly once
-      (same unwrapped seq and length seen once there) are evaluated -> ``basis = "sender-filtered"``.
-    * Without it: every sequence number that arrives more than once (retransmissions) is excluded,
-      all copies -> ``basis = "receiver-only"``; a retransmission of a segment lost before the
-      receiver's capture point still counts and may look reordered.
-    Returns :func:`rfc4737` results plus rd, rbd (RFC 5236 densities), flow, segments, basis.
+
+    TCP adaptation (the RFCs evaluate test streams whose packets carry unique source sequence numbers
+    1, 2, 3, ...; TCP segments do not, so this mapping is ours, not the RFCs'):
+    * a packet is a data segment (payload > 0) of the flow, in the receiver capture's order (ts);
+    * its packet number is the rank of its unwrapped first-byte sequence number (unwrapped relative to
+      the flow's first data segment at the receiver) among all distinct first-byte sequence numbers the
+      sender sent (``sender_df``), or, without a sender capture, among all distinct ones the receiver
+      capture holds. TCP sends new data in sequence order, so this is the order of first transmission.
+      With a sender capture, a segment that never reached the receiver leaves a gap in the numbering,
+      as a lost packet does in the RFCs (RFC 5236's RD/RBD depend on the gaps; RFC 4737's metrics do
+      not); numbering only the received segments would shift every later number and change RD/RBD.
+      Without one, a segment is known only by the copies the receiver saw (see below);
+    * a retransmitted segment is one TCP sequence number carried by two or more packets, which the
+      RFCs' numbering cannot express, so such segments are not evaluated at all (no copy), and their
+      numbers stay as gaps (handled like lost packets):
+      - with ``sender_df`` (capture at or near the sender): only segments the sender sent exactly once
+        (that seq and length once, and no other segment starting at that seq) are evaluated ->
+        ``basis = "sender-filtered"``;
+      - without it: every sequence number the receiver capture holds more than once is excluded, all
+        copies -> ``basis = "receiver-only"``; a retransmission whose first copy was lost before the
+        receiver's capture point arrives once, is evaluated, and looks reordered (late) although the
+        network did not reorder it, so this basis over-counts reordering when there is loss.
+    * a retransmission re-segmented at other boundaries adds sequence numbers that were never first
+      transmissions: extra gaps (more "lost" packets for RD/RBD).
+    Returns :func:`rfc4737` results (over the evaluated segments: ``received`` = L) plus rd, rbd
+    (RFC 5236 densities, keys in packets), dt, bt, flow, segments (all data segments of the flow in the
+    receiver capture), basis.
     """
     flow, d = _largest_flow(receiver_df)
     rx = _flow_rows(d, flow)
@@ -261,8 +297,10 @@ def tcp_reordering(receiver_df: pd.DataFrame, sender_df: pd.DataFrame | None = N
     kept = rx_seq[keep]
     if kept.size == 0:
         raise NoTrafficError("no TCP data segment left to evaluate after excluding retransmissions")
-    uniq = np.unique(kept)
-    idx = np.searchsorted(uniq, kept) + 1   # packet index, 1-based, in arrival order
+    # source numbering: every distinct first-byte sequence number the sender sent (or, receiver-only,
+    # the receiver saw) is one packet, so segments not evaluated or lost leave gaps
+    numbering = np.unique(tx_seq if sender_df is not None else rx_seq)
+    idx = np.searchsorted(numbering, kept) + 1   # packet number, 1-based, in arrival order
     res = rfc4737(idx, n=n)
     res["rd"] = rfc5236_rd(idx, dt=dt)
     res["rbd"] = rfc5236_rbd(idx, bt=bt)
