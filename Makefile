@@ -6,7 +6,7 @@ OUT ?= reports
 .PHONY: install reproduce test test-fast test-vagrant lab bench lint
 
 install:
-	$(PYTHON) -m pip install -q -e '.[test]'
+	$(PYTHON) -m pip install -q -e '.[test,fast]'
 
 reproduce: install
 	$(PYTHON) -m mpcc.cli reproduce --data $(DATA) --out $(OUT)

@@ -27,13 +27,27 @@ experiments:
 def _leftovers(prefix):
     ns = [n for n in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
           if n.startswith(prefix)]
-    procs = subprocess.run(["pgrep", "-af", f"{prefix}|delayshim"], capture_output=True, text=True).stdout
+    procs = subprocess.run(["pgrep", "-af", f"{prefix}|delayshim|iperf3|tcpdump"], capture_output=True,
+                           text=True).stdout
     # zombies (<defunct>) hold no resources; they wait for this sandbox's PID 1, which does not reap
     procs = [p for p in procs.splitlines() if "pgrep" not in p and "pytest" not in p and "<defunct>" not in p]
-    return ns, procs
+    # only processes of THIS test's testbed (other testbeds may run concurrently): everything the capture tool and
+    # netns.sh start inherits MPCC_NS_PREFIX in its environment
+    return ns, [p for p in procs if prefix in p or _env_prefix(p.split()[0]) == prefix]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def _env_prefix(pid):
+    try:
+        env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    for kv in env:
+        if kv.startswith(b"MPCC_NS_PREFIX="):
+            return kv.split(b"=", 1)[1].decode()
+    return None
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_interrupt_and_resume(tmp_path, sig):
     prefix = f"int{int(sig)}-"
     camp = tmp_path / "interrupt.yaml"

@@ -30,6 +30,9 @@ from mpcc.errors import UserError
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_EXPERIMENT = Path(os.environ.get("MPCC_RUN_EXPERIMENT", REPO / "capture_tools" / "run_experiment.sh"))
+# the vagrant backend runs the same capture steps on the VMs over ssh and copies the run directory back
+RUN_EXPERIMENT_VAGRANT = Path(os.environ.get("MPCC_RUN_EXPERIMENT_VAGRANT",
+                                             REPO / "testbed" / "vagrant" / "run_experiment.sh"))
 BACKENDS = ("netns", "vagrant")
 EXIT_SKIPPED = 3
 
@@ -44,6 +47,11 @@ def source_version() -> dict:
     except (OSError, subprocess.SubprocessError):
         return {"git_commit": None, "git_dirty": None}
     return {"git_commit": commit or None, "git_dirty": dirty if commit else None}
+
+
+def experiment_script(backend: str) -> Path:
+    """The capture tool that produces one run directory on ``backend``."""
+    return RUN_EXPERIMENT_VAGRANT if backend == "vagrant" else RUN_EXPERIMENT
 
 
 def run_status(run_dir: Path) -> str:
@@ -108,15 +116,18 @@ def _run_one(run: Run, run_dir: Path, campaign: Campaign, backend: str, seed: in
     run_dir.mkdir()
     params = {**run.params(), "campaign": campaign.name, "seed": seed, "backend": backend}
     (run_dir / "params.json").write_text(json.dumps(params, indent=2))
-    cmd = ["bash", str(RUN_EXPERIMENT), "--backend", backend, "--out", str(run_dir), *run.args()]
+    cmd = ["bash", str(experiment_script(backend)), "--backend", backend, "--out", str(run_dir), *run.args()]
     with open(run_dir / "runner.log", "w") as log:
+        # own session: a terminal's Ctrl-C reaches only the runner, which forwards exactly ONE SIGINT (a second
+        # signal could cut the capture tool's teardown short)
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                preexec_fn=_die_with_parent)
+                                preexec_fn=_die_with_parent, start_new_session=True)
         try:
             rc = proc.wait()
-        except KeyboardInterrupt:  # SIGINT reached the child too (same process group): let its trap tear down
+        except KeyboardInterrupt:  # SIGINT or SIGTERM to the runner: the capture tool's trap tears down, then stop
+            proc.send_signal(signal.SIGINT)
             try:
-                proc.wait(timeout=60)
+                proc.wait(timeout=90)
             except subprocess.TimeoutExpired:
                 proc.kill()
             raise
@@ -127,13 +138,17 @@ def _run_one(run: Run, run_dir: Path, campaign: Campaign, backend: str, seed: in
     return "failed"
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: str, seed: int) -> Outcome:
     if backend not in BACKENDS:
         raise UserError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
     if os.geteuid() != 0:
         raise UserError("running a campaign needs root (network namespaces, tc, nft); try --dry-run")
-    if not RUN_EXPERIMENT.exists():
-        raise UserError(f"missing {RUN_EXPERIMENT}")
+    if not experiment_script(backend).exists():
+        raise UserError(f"missing {experiment_script(backend)}")
     order = ordered_runs(campaign, seed)
     _prepare_out(out, campaign_file, campaign, backend, seed, order)
     lock = open(out / ".campaign.lock", "w")
@@ -141,6 +156,10 @@ def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: st
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         raise UserError(f"another campaign runner is using {out}") from None
+    # Ctrl-C works even when started in the background (shells start background jobs with SIGINT ignored), and
+    # SIGTERM (kill, a scheduler) stops as cleanly as Ctrl-C: the current run is torn down and redone on resume
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
     result = Outcome()
     todo = []
     for run in order:
