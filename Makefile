@@ -3,13 +3,17 @@ PYTHON ?= python3
 DATA ?= data/sample
 OUT ?= reports
 
-.PHONY: install reproduce test test-fast test-vagrant lab bench lint
+.PHONY: install reproduce notebooks-refresh test test-fast test-vagrant lab bench lint
 
 install:
 	$(PYTHON) -m pip install -q -e '.[test,fast]'
 
 reproduce: install
 	$(PYTHON) -m mpcc.cli reproduce --data $(DATA) --out $(OUT)
+
+# re-execute the committed notebooks in place on data/sample (their stored outputs are what nbval checks)
+notebooks-refresh: install
+	$(PYTHON) -m mpcc.cli reproduce --inplace
 
 test: install
 	$(PYTHON) -m pytest -q tests
@@ -22,7 +26,7 @@ test-vagrant: install
 
 lab: install
 	$(PYTHON) -m pip install -q -e '.[lab]'
-	$(PYTHON) -m jupyter lab notebooks/
+	$(PYTHON) -m jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 bench: install
 	$(PYTHON) bench/run_all.py

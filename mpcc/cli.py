@@ -15,7 +15,7 @@ from analysis.errors import AnalysisError
 from mpcc.errors import UserError
 
 # Sub-command modules, in the order `mpcc --help` lists them.
-COMMANDS = ["analyze", "reorder", "campaign", "scorecard", "reproduce", "ingest"]
+COMMANDS = ["analyze", "reorder", "campaign", "scorecard", "reproduce", "bundle", "ingest"]
 
 
 def _load_commands():

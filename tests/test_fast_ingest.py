@@ -376,6 +376,23 @@ def test_unsupported_linktype_goes_to_dpkt_error(tmp_path):
             read_pcap(p, engine=engine)
 
 
+def test_real_capture_xz_identical(tmp_path):
+    import lzma
+    xz = tmp_path / "r.pcap.xz"
+    xz.write_bytes(lzma.compress(REAL[2].read_bytes(), format=lzma.FORMAT_XZ))
+    pd.testing.assert_frame_equal(assert_same(xz), read_dpkt(REAL[2]), check_exact=True)
+    pd.testing.assert_frame_equal(read_pcap(xz), read_pcap(REAL[2]), check_exact=True)
+
+
+def test_xz_cut_off_keeps_what_is_recoverable(tmp_path):
+    import lzma
+    xz = tmp_path / "c.pcap.xz"
+    xz.write_bytes(lzma.compress(REAL[0].read_bytes(), format=lzma.FORMAT_XZ)[:-1000])
+    with pytest.warns(UserWarning):
+        df = read_pcap(xz, engine="dpkt")
+    assert 0 < len(df) < len(read_pcap(REAL[0]))
+
+
 def test_gzip_cut_off(tmp_path):
     gz = tmp_path / "g.pcap.gz"
     gz.write_bytes(gzip.compress(REAL[0].read_bytes())[:-1000])

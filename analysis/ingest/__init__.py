@@ -27,18 +27,21 @@ AUTO_CACHE_MIN_BYTES = 1_000_000  # cache=None caches only captures at least thi
 
 
 def _head(path, n=24) -> bytes:
-    """First ``n`` bytes of the capture content (through gzip if compressed)."""
-    with open(path, "rb") as f:
-        head = f.read(n)
-    if head[:2] == b"\x1f\x8b":
-        import gzip
-        import zlib
-        try:
-            with gzip.open(path, "rb") as g:
-                return g.read(n)
-        except (OSError, EOFError, zlib.error):
-            return b""
-    return head
+    """First ``n`` bytes of the capture content (through gzip or xz if compressed)."""
+    from analysis.ingest.compressed import compression_of
+    kind = compression_of(path)
+    if kind is None:
+        with open(path, "rb") as f:
+            return f.read(n)
+    import gzip
+    import lzma
+    import zlib
+    opener = gzip.open if kind == "gzip" else lzma.open
+    try:
+        with opener(path, "rb") as g:
+            return g.read(n)
+    except (OSError, EOFError, zlib.error, lzma.LZMAError):
+        return b""
 
 
 def fast_path_applies(head: bytes) -> bool:

@@ -250,17 +250,17 @@ def _warn(msg: str):
 
 
 def read_pcap(path) -> pd.DataFrame:
-    """Read a pcap or pcapng file (optionally gzip'd) into the per-packet table of ``analysis.ingest.schema`` (one row per
+    """Read a pcap or pcapng file (optionally gzip'd or xz'd) into the per-packet table of ``analysis.ingest.schema`` (one row per
     IPv4/IPv6 TCP or UDP packet; ``pkt_no`` counts every record, like tshark ``frame.number``).
 
     Raises ``CaptureError`` (one-line message) for an empty file, a file that is not pcap/pcapng or a
     corrupt header; a truncated last record is skipped with a warning.
     """
     path = str(path)
-    from analysis.ingest.gz import gunzip_file, is_gzip
-    if os.path.isfile(path) and is_gzip(path):
+    from analysis.ingest.compressed import compression_of, decompress_file
+    if os.path.isfile(path) and compression_of(path):
         import io
-        opener = lambda: io.BytesIO(gunzip_file(path))  # noqa: E731
+        opener = lambda: io.BytesIO(decompress_file(path))  # noqa: E731
     else:
         opener = lambda: open(path, "rb")  # noqa: E731
     with opener() as f:

@@ -273,18 +273,18 @@ class _Gather:
 # --------------------------------------------------------------------------------------------- loading
 
 def load_buffer(path) -> np.ndarray:
-    """The capture's bytes (gunzipped when the file starts with the gzip magic) in a uint8 array followed by
+    """The capture's bytes (decompressed when the file starts with the gzip or xz magic) in a uint8 array followed by
     ``_PAD`` zero bytes (so ``len(buf) - _PAD`` is the capture size)."""
-    from analysis.ingest.gz import GZIP_MAGIC, gunzip_file
+    from analysis.ingest.compressed import compression_of, decompress_file
     with open(path, "rb") as f:
-        if f.read(2) != GZIP_MAGIC:
+        if compression_of(path) is None:
             f.seek(0)
             size = os.fstat(f.fileno()).st_size
             buf = np.empty(size + _PAD, np.uint8)
             got = f.readinto(memoryview(buf)[:size])
             buf[got:] = 0
             return buf[:got + _PAD]
-    data = gunzip_file(path)
+    data = decompress_file(path)
     buf = np.empty(len(data) + _PAD, np.uint8)
     buf[:len(data)] = np.frombuffer(data, np.uint8)
     buf[len(data):] = 0

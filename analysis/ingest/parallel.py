@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-CAPTURE_SUFFIXES = (".pcap", ".pcap.gz", ".pcapng", ".pcapng.gz", ".cap", ".cap.gz")
+CAPTURE_SUFFIXES = tuple(f"{base}{z}" for base in (".pcap", ".pcapng", ".cap") for z in ("", ".gz", ".xz"))
 
 
 class DaskMissingError(RuntimeError):
@@ -24,8 +24,8 @@ class DaskMissingError(RuntimeError):
 
 
 def find_captures(paths) -> list[Path]:
-    """Capture files named by ``paths``: files as given, directories searched recursively for *.pcap[.gz],
-    *.pcapng[.gz] and *.cap[.gz] (``derived/`` directories skipped).  Sorted, duplicates removed."""
+    """Capture files named by ``paths``: files as given, directories searched recursively for *.pcap[.gz|.xz],
+    *.pcapng[.gz|.xz] and *.cap[.gz|.xz] (``derived/`` directories skipped).  Sorted, duplicates removed."""
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
