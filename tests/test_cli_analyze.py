@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from pcapgen import tcp, udp, write_pcap  # noqa: E402
+from pcapgen import udp, write_pcap  # noqa: E402
 from test_metrics_tcp import PKTS  # noqa: E402
 
 

@@ -1,7 +1,6 @@
 from pathlib import Path
 import os
 """The paper's reference values load and are internally consistent."""
-import csv
 import glob
 import re
 

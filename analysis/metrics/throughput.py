@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.ingest.schema import TCP
 
 
 def new_bytes(data: pd.DataFrame) -> np.ndarray:

@@ -1,45 +1,205 @@
-"""``mpcc reproduce [--data DIR] [--out reports/]``: execute every notebook with papermill into ``--out``."""
+"""``mpcc reproduce [--data DIR] [--out reports/]``: execute every notebook on a campaign directory.
+
+Each notebook in ``notebooks/`` is executed with papermill (its ``parameters`` cell gets campaign_dir, output_dir,
+alpha, n_boot, derived_dir) into ``OUT/<name>.ipynb``, exported to ``OUT/<name>.html``; the notebooks write their
+figures to ``OUT/figures/*.png`` and tables to ``OUT/tables/*.csv``. ``OUT/index.html`` links everything and
+``OUT/reproduce.json`` records per-notebook status and seconds. One failing notebook does not stop the others; the
+exit status is 1 if any failed.
+
+``--inplace`` re-executes the committed notebooks in ``notebooks/`` themselves, unparameterised (they default to
+``../data/sample``), so their stored outputs match what nbval re-computes in CI.
+"""
 from __future__ import annotations
 
+import fnmatch
+import html
+import json
+import os
 import sys
+import time
 from pathlib import Path
 
 from mpcc.errors import UserError
 
 NAME = "reproduce"
-HELP = "execute every notebook in notebooks/ with papermill on a campaign directory (default data/sample)"
+HELP = "execute every notebook in notebooks/ on a campaign directory (default data/sample): notebooks, HTML, figures"
 REPO = Path(__file__).resolve().parents[2]
 
 
 def add_arguments(p):
-    p.add_argument("--data", default="data/sample", help="campaign directory the notebooks analyse")
-    p.add_argument("--out", default="reports", help="where executed notebooks, HTML and figures go")
+    p.add_argument("--data", default=None, help="campaign directory the notebooks analyse (default data/sample)")
+    p.add_argument("--out", default="reports", help="where executed notebooks, HTML, figures/ and tables/ go (default reports)")
     p.add_argument("--notebooks", default=str(REPO / "notebooks"), help="folder of the notebooks")
+    p.add_argument("--only", action="append", metavar="GLOB",
+                   help="execute only notebooks whose file name matches (repeatable), e.g. --only '0[1-3]*'")
+    p.add_argument("--derived-dir", default=None,
+                   help="keep the per-run analysis cache here instead of inside the run directories (read-only data)")
+    p.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (default 0.05)")
+    p.add_argument("--n-boot", type=int, default=9999, help="bootstrap resamples (default 9999)")
+    p.add_argument("--timeout", type=int, default=1800, help="seconds one cell may run (default 1800)")
+    p.add_argument("--no-html", action="store_true", help="skip the HTML export")
+    p.add_argument("--inplace", action="store_true",
+                   help="re-execute notebooks/ in place on data/sample (refreshes the outputs nbval checks)")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not set(line) <= set("-="):
+            return line[:300]
+    return type(exc).__name__
+
+
+def _error_of(nb) -> str:
+    """The first error output of an executed notebook ("" if none)."""
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                return f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"[:300]
+    return ""
+
+
+def _select(nb_dir: Path, only) -> list[Path]:
+    notebooks = sorted(p for p in nb_dir.glob("*.ipynb") if not p.name.startswith("."))
+    if only:
+        notebooks = [p for p in notebooks if any(fnmatch.fnmatch(p.name, g) for g in only)]
+    return notebooks
+
+
+def _export_html(nb_path: Path, html_path: Path) -> None:
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter().from_notebook_node(nbformat.read(str(nb_path), as_version=4))
+    html_path.write_text(body, encoding="utf-8")
+
+
+def _index(out: Path, results: list[dict], data: str) -> None:
+    rows = []
+    for r in results:
+        link = f'<a href="{html.escape(r["html"])}">{html.escape(r["notebook"])}</a>' if r.get("html") else html.escape(r["notebook"])
+        rows.append(f"<tr><td>{link}</td><td>{r['status']}</td><td>{r['seconds']:.1f}</td>"
+                    f"<td>{html.escape(r.get('error', ''))}</td></tr>")
+    figs = sorted((out / "figures").glob("*.png")) if (out / "figures").is_dir() else []
+    tables = sorted((out / "tables").glob("*.csv")) if (out / "tables").is_dir() else []
+    page = ["<!doctype html><html><head><meta charset='utf-8'><title>multipath-cc-lab report</title></head><body>",
+            "<h1>multipath-cc-lab: reproduction report</h1>", f"<p>campaign: <code>{html.escape(data)}</code></p>",
+            "<table border='1' cellpadding='4'><tr><th>notebook</th><th>status</th><th>seconds</th><th>error</th></tr>",
+            *rows, "</table><h2>Tables</h2><ul>",
+            *[f'<li><a href="tables/{t.name}">{t.name}</a></li>' for t in tables], "</ul><h2>Figures</h2>",
+            *[f'<h3>{f.stem}</h3><img src="figures/{f.name}" style="max-width:100%">' for f in figs], "</body></html>"]
+    (out / "index.html").write_text("\n".join(page), encoding="utf-8")
+
+
+def _run_inplace(notebooks, timeout, bar) -> list[dict]:
+    import nbformat
+    from nbclient import NotebookClient
+
+    results = []
+    for nb_path in bar(notebooks):
+        t0 = time.monotonic()
+        nb = nbformat.read(str(nb_path), as_version=4)
+        err = ""
+        try:
+            NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+                           resources={"metadata": {"path": str(nb_path.parent)}}).execute()
+        except Exception as exc:  # noqa: BLE001 - one failure must not hide the others
+            err = _error_of(nb) or _first_line(exc)
+        if not err:  # never overwrite a committed notebook with a failed execution
+            for cell in nb.cells:
+                cell.metadata.pop("execution", None)
+            nbformat.write(nb, str(nb_path))
+        results.append({"notebook": nb_path.name, "status": "failed" if err else "ok",
+                        "seconds": time.monotonic() - t0, "error": err})
+    return results
 
 
 def run(args) -> int:
-    nb_dir = Path(args.notebooks)
-    notebooks = sorted(nb_dir.glob("*.ipynb")) if nb_dir.is_dir() else []
-    if not notebooks:
-        print(f"mpcc reproduce: no notebooks yet in {nb_dir} — nothing to execute", file=sys.stderr)
-        return 0
-    if not Path(args.data).is_dir():
-        raise UserError(f"data directory not found: {args.data}")
-    import papermill as pm
     from tqdm import tqdm
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    failed = []
-    for nb in tqdm(notebooks, unit="notebook", file=sys.stderr):
+    nb_dir = Path(args.notebooks)
+    if not nb_dir.is_dir():
+        raise UserError(f"notebook folder not found: {nb_dir}")
+    notebooks = _select(nb_dir, args.only)
+    if not notebooks:
+        raise UserError(f"no notebooks match in {nb_dir}" if args.only else f"no notebooks in {nb_dir}")
+    if not 0 < args.alpha < 1:
+        raise UserError(f"--alpha must be between 0 and 1, got {args.alpha}")
+    if args.n_boot < 100:
+        raise UserError(f"--n-boot must be at least 100, got {args.n_boot}")
+    if args.timeout < 1:
+        raise UserError(f"--timeout must be positive, got {args.timeout}")
+    if args.data is None:  # the notebooks' own default: <notebooks>/../data/sample
+        args.data = str(nb_dir.resolve().parent / "data" / "sample")
+    data = Path(args.data).resolve()
+    if not (data / "runs").is_dir():
+        raise UserError(f"not a campaign directory (no runs/ inside): {args.data}")
+
+    def bar(items):
+        return tqdm(items, unit="notebook", file=sys.stderr, desc="reproduce")
+
+    # kernels inherit the environment: make this checkout's analysis/ importable even without `pip install -e .`
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if str(REPO) not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO), *paths])
+
+    if args.inplace:
+        expected = (nb_dir.resolve().parent / "data" / "sample").resolve()
+        if data != expected:
+            raise UserError(f"--inplace executes the notebooks on their default campaign_dir ({expected}); "
+                            f"--data {args.data} differs: drop --data")
+        results = _run_inplace(notebooks, args.timeout, bar)
+        failed = [r for r in results if r["status"] != "ok"]
+        for r in failed:
+            print(f"mpcc reproduce: {r['notebook']} failed (left unchanged): {r['error']}", file=sys.stderr)
+        print(f"mpcc reproduce: {len(results) - len(failed)} of {len(results)} notebooks refreshed in place in {nb_dir}",
+              file=sys.stderr)
+        return 1 if failed else 0
+
+    import nbformat
+    import papermill as pm
+
+    out = Path(args.out).resolve()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create --out {args.out}: {exc.strerror}") from None
+    params = {"campaign_dir": str(data), "output_dir": str(out), "alpha": float(args.alpha), "n_boot": int(args.n_boot),
+              "derived_dir": str(Path(args.derived_dir).resolve()) if args.derived_dir else None}
+    results = []
+    for nb in bar(notebooks):
+        t0 = time.monotonic()
+        target = out / nb.name
+        err = ""
         try:
-            pm.execute_notebook(str(nb), str(out / nb.name), parameters={"campaign_dir": str(Path(args.data).resolve()),
-                                                                          "output_dir": str(out.resolve())},
-                                progress_bar=False, cwd=str(nb.parent))
+            pm.execute_notebook(str(nb), str(target), parameters=params, progress_bar=False, cwd=str(nb.parent),
+                                kernel_name="python3", execution_timeout=args.timeout)
         except Exception as exc:  # noqa: BLE001 - one failure must not hide the others
-            failed.append(nb.name)
-            print(f"mpcc reproduce: {nb.name} failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-                  file=sys.stderr)
-    print(f"mpcc reproduce: {len(notebooks) - len(failed)} of {len(notebooks)} notebooks executed into {out}",
+            err = ""
+            if target.is_file():
+                try:
+                    err = _error_of(nbformat.read(str(target), as_version=4))
+                except Exception:  # noqa: BLE001
+                    err = ""
+            err = err or _first_line(exc)
+        rec = {"notebook": nb.name, "status": "failed" if err else "ok", "seconds": time.monotonic() - t0,
+               "error": err, "ipynb": nb.name if target.is_file() else ""}
+        if not args.no_html and target.is_file():
+            try:
+                _export_html(target, out / f"{nb.stem}.html")
+                rec["html"] = f"{nb.stem}.html"
+            except Exception as exc:  # noqa: BLE001
+                rec["html_error"] = _first_line(exc)
+        if err:
+            print(f"mpcc reproduce: {nb.name} failed: {err}", file=sys.stderr)
+        results.append(rec)
+    (out / "reproduce.json").write_text(json.dumps({"campaign_dir": str(data), "parameters": params,
+                                                    "notebooks": results}, indent=1))
+    _index(out, results, str(data))
+    failed = [r for r in results if r["status"] != "ok"]
+    total = sum(r["seconds"] for r in results)
+    print(f"mpcc reproduce: {len(results) - len(failed)} of {len(results)} notebooks executed into {out} "
+          f"({total:.0f} s){'; failed: ' + ', '.join(r['notebook'] for r in failed) if failed else ''}",
           file=sys.stderr)
     return 1 if failed else 0

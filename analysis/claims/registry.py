@@ -1,0 +1,45 @@
+"""The claim families (one module per experiment of paper 000) and ``evaluate``."""
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.claims import core, link_delay, loss_rate, single_vs_multi, tcp_fairness, udp_fairness
+from analysis.errors import AnalysisError
+
+FAMILIES = (single_vs_multi, link_delay, loss_rate, tcp_fairness, udp_fairness)
+
+
+def evaluate(df: pd.DataFrame, *, alpha: float = 0.05, n_boot: int = 9999, seed: int = 0) -> pd.DataFrame:
+    """One row per claim of paper 000 sections 4-5 (columns ``core.COLUMNS``), judged on the campaign dataset
+    ``df`` (``analysis.dataset.load_campaign``; its ``attrs["runs"]`` gives the reasons for "not run").
+
+    Runs with a path skew are not mixed with runs without: if ``df`` holds several ``path_skew_ms`` values, only
+    the skew-0 rows (the paper's setting) are used and every note says so."""
+    if not 0 < float(alpha) < 1:
+        raise AnalysisError(f"alpha must be in (0, 1), got {alpha}")
+    if int(n_boot) < 100:
+        raise AnalysisError(f"n_boot must be >= 100, got {n_boot}")
+    missing = [c for c in ("run_id", "flow", "experiment", "cc", "cc2") if c not in df.columns]
+    if missing:
+        raise AnalysisError(f"not a campaign dataset: missing columns {missing}")
+    runs = df.attrs.get("runs")
+    if runs is None:
+        runs = pd.DataFrame(columns=["run_id", "status", "reason", "cc", "cc2"])
+    extra = ""
+    if "path_skew_ms" in df.columns and len(df):
+        skews = sorted(set(df["path_skew_ms"].fillna(0).round(6)))
+        if len(skews) > 1:
+            df = df[df["path_skew_ms"].fillna(0) == 0]
+            extra = f"only path_skew_ms=0 runs used (campaign also has {', '.join(f'{s:g}' for s in skews if s)})"
+        elif skews and skews[0] != 0:
+            extra = f"all runs have path_skew_ms={skews[0]:g} (the paper has no configured skew)"
+    df = df.copy()
+    df.attrs = {}  # pandas deep-copies attrs on every operation: keep the run listing out of the hot path
+    ctx = core.Ctx(df=df, runs=runs, alpha=float(alpha), n_boot=int(n_boot), seed=int(seed))
+    rows = []
+    for fam in FAMILIES:
+        rows.extend(fam.claims(ctx))
+    out = pd.DataFrame(rows, columns=core.COLUMNS)
+    if extra:
+        out["note"] = [f"{n}; {extra}" if n else extra for n in out["note"]]
+    return out

@@ -1,0 +1,136 @@
+"""Read one run directory (layout: docs/architecture.md): status marker, parameters, meta.json, iperf3 JSON,
+and where its captures are (plain, gzip'd or xz'd).
+
+Pure file reading: no packet decoding here (that is ``analysis.ingest``) and no metrics (``analysis.metrics``).
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from analysis.errors import AnalysisError, CaptureError
+
+# The two flows of a run (testbed/topology.json): flow 1 is src1 -> dst1 on iperf3 port 5201, flow 2 src2 -> dst2 on
+# port 5202; two-flow runs keep flow 2's captures in separate files.
+FLOWS = {
+    1: {"port": 5201, "router1": "router1.pcap", "receiver": "receiver.pcap", "iperf3": "flow1"},
+    2: {"port": 5202, "router1": "router1-flow2.pcap", "receiver": "receiver-flow2.pcap", "iperf3": "flow2"},
+}
+CAPTURES = ("router1.pcap", "receiver.pcap", "router1-flow2.pcap", "receiver-flow2.pcap")
+PARAM_KEYS = ("experiment", "cc", "cc2", "path_mode", "link_delay_ms", "loss_pct", "cbr_mbps", "duration_s",
+              "flow2_offset_s", "path_skew_ms", "rep", "campaign", "backend")
+
+
+def run_status(run_dir) -> tuple[str, str]:
+    """(status, reason) of a run directory: ("complete", ""), ("skipped", SKIPPED's one-line text) or
+    ("incomplete", "no COMPLETE marker")."""
+    d = Path(run_dir)
+    if (d / "COMPLETE").exists():
+        return "complete", ""
+    if (d / "SKIPPED").exists():
+        try:
+            text = (d / "SKIPPED").read_text(errors="replace").strip().splitlines()
+        except OSError:
+            text = []
+        return "skipped", (text[0].strip() if text else "skipped (no reason given)")
+    return "incomplete", "no COMPLETE marker"
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise AnalysisError(f"{path}: unreadable JSON ({exc})") from None
+
+
+def read_meta(run_dir) -> dict:
+    """meta.json as a dict ({} when absent)."""
+    return _read_json(Path(run_dir) / "meta.json") or {}
+
+
+def read_params(run_dir) -> dict:
+    """The run's parameters: params.json, completed by meta.json's "params" (params.json wins)."""
+    d = Path(run_dir)
+    meta = read_meta(d)
+    p = dict(meta.get("params") or {})
+    p.update(_read_json(d / "params.json") or {})
+    return p
+
+
+def capture_path(run_dir, name: str) -> Path | None:
+    """Path of capture ``name`` (e.g. "router1.pcap"), or of its compressed form ``name.xz`` / ``name.gz``; None if
+    none exists."""
+    d = Path(run_dir)
+    for cand in (d / name, d / f"{name}.xz", d / f"{name}.gz"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def read_capture(path):
+    """Per-packet table of a capture via ``analysis.ingest.read_pcap``; a ``.gz`` file is decompressed to a
+    temporary file first when the installed reader does not read gzip itself."""
+    from analysis.ingest import read_pcap
+
+    path = Path(path)
+    if path.suffix != ".gz":  # plain and .xz: read_pcap reads them itself
+        return read_pcap(path)
+    try:
+        return read_pcap(path)
+    except CaptureError:
+        pass
+    fd, tmp = tempfile.mkstemp(suffix=".pcap", prefix="mpcc-gunzip-")
+    try:
+        with os.fdopen(fd, "wb") as out, gzip.open(path, "rb") as src:
+            shutil.copyfileobj(src, out, 1 << 20)
+        return read_pcap(tmp)
+    except (OSError, EOFError) as exc:
+        raise CaptureError(f"{path}: cannot decompress ({exc})") from None
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _f(x) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return float("nan")
+    return v if math.isfinite(v) else float("nan")
+
+
+def iperf3_summary(run_dir, flow: int, proto: str) -> dict:
+    """Receiver-side iperf3 numbers of ``flow`` (1|2): goodput_mbps (receiver sum, Mbit/s), and for UDP
+    loss_pct (%) and jitter_ms (ms, RFC 3550 as iperf3 computes it). NaN for what the JSON lacks.
+
+    TCP: server JSON ``end.sum_received`` (fallback: client JSON ``end.sum_received``).
+    UDP: server JSON ``end.sum_received`` (iperf3 3.12 leaves ``end.sum`` bytes at 0 on the server), fallback
+    ``end.sum``, then the client's ``end.sum_received``."""
+    d = Path(run_dir) / "iperf3"
+    stem = FLOWS[flow]["iperf3"]
+    server = _read_json(d / f"{stem}-server.json") or {}
+    client = _read_json(d / f"{stem}-client.json") or {}
+    cands = []
+    for js in (server, client):
+        end = js.get("end") or {}
+        for key in ("sum_received", "sum") if proto == "udp" else ("sum_received",):
+            s = end.get(key)
+            if isinstance(s, dict) and _f(s.get("bytes")) > 0:
+                cands.append(s)
+    out = {"goodput_mbps": float("nan"), "loss_pct": float("nan"), "jitter_ms": float("nan")}
+    if cands:
+        s = cands[0]
+        out["goodput_mbps"] = _f(s.get("bits_per_second")) / 1e6
+        if proto == "udp":
+            out["loss_pct"] = _f(s.get("lost_percent"))
+            out["jitter_ms"] = _f(s.get("jitter_ms"))
+    return out

@@ -1,0 +1,401 @@
+"""``mpcc bundle CAMPAIGN_DIR [--out data/sample] [--max-mb 150]``: package a recorded campaign as a small dataset.
+
+What goes into ``OUT/runs/<run_id>/`` (layout: docs/architecture.md):
+* every complete run: params.json, meta.json, COMPLETE, capture.log, the derived table written by
+  :func:`analysis.dataset.load_campaign` (``derived/flows.parquet`` + ``derived/fingerprint.json``, which keeps the
+  sha256 of the original captures), the ``ss`` samples gzip'd (``ss/flowN.txt.gz``) and the iperf3 JSON gzip'd
+  (``iperf3/*.json.gz``);
+* for one repetition of as many configurations as fit in the size budget (rep 1, or the lowest complete rep), the
+  raw captures xz'd (``*.pcap.xz``: iperf3 re-sends one 128 KB buffer, which xz's dictionary sees and gzip's 32 KB
+  window does not — 3.6x smaller) with the iperf3 JSON kept plain, and ``derived/fingerprint.json`` recomputed
+  over the bundled files, so the run can be re-analysed from its captures and the cache stays valid;
+* every skipped run: params.json, meta.json (if any), SKIPPED (its reason);
+* incomplete runs are left out and listed in the README.
+Plus the campaign file, ``bundle.json`` (machine-readable manifest) and ``README.md`` (provenance: commit, kernel,
+mechanisms, dates, unavailable CCs and why, how to regenerate). The bundle is built in a temporary directory next to
+``OUT`` and moved into place at the end; an existing non-empty ``OUT`` is only replaced with ``--force`` and only if it
+is itself a bundle (has bundle.json).
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+from mpcc.errors import UserError
+
+NAME = "bundle"
+HELP = "package a campaign directory into a small dataset (derived tables, ss, meta, xz'd raw captures)"
+REPO = Path(__file__).resolve().parents[2]
+CAPTURES = ("router1.pcap", "receiver.pcap", "router1-flow2.pcap", "receiver-flow2.pcap")
+SWEEP = {"single_vs_multi": "path_mode", "link_delay": "link_delay_ms", "loss_rate": "loss_pct",
+         "tcp_fairness": "cc2", "udp_fairness": "cbr_mbps"}
+EXPERIMENT_ORDER = ["single_vs_multi", "tcp_fairness", "udp_fairness", "link_delay", "loss_rate"]
+CC_ORDER = ["reno", "bic", "cubic", "bbr"]
+
+
+def add_arguments(p):
+    p.add_argument("campaign", help="campaign directory (runs/<run_id>/...), e.g. data/raw/quick")
+    p.add_argument("--out", default=str(REPO / "data" / "sample"), help="bundle directory (default data/sample)")
+    p.add_argument("--max-mb", type=float, default=150.0, help="size budget of the whole bundle in MB (default 150)")
+    p.add_argument("--derived-dir", default=None,
+                   help="where load_campaign keeps/finds the per-run tables when the campaign is read-only")
+    p.add_argument("--jobs", type=int, default=None, help="processes for analysing runs without a derived table")
+    p.add_argument("--force", action="store_true", help="replace an existing bundle at --out")
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+
+def _xz_to(src: Path, dst: Path) -> int:
+    """xz ``src`` to ``dst`` (preset 9: a 64 MB dictionary spans iperf3's repeated send buffer); returns the size."""
+    import lzma
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with open(src, "rb") as fin, lzma.open(dst, "wb", format=lzma.FORMAT_XZ, preset=9) as xz:
+        shutil.copyfileobj(fin, xz, 1 << 20)
+    return dst.stat().st_size
+
+
+def _gzip_to(src: Path, dst: Path) -> int:
+    """gzip ``src`` to ``dst`` reproducibly (mtime 0 in the header, no file name); returns the compressed size."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with open(src, "rb") as fin, open(dst, "wb") as raw:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0) as gz:
+            shutil.copyfileobj(fin, gz, 1 << 20)
+    return dst.stat().st_size
+
+
+def _copy(src: Path, dst: Path) -> int:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dst)
+    return dst.stat().st_size
+
+
+def _json(path: Path) -> dict:
+    try:
+        v = json.loads(path.read_text())
+        return v if isinstance(v, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _dir_size(d: Path) -> int:
+    """Bytes as ``du -sb`` counts them: file sizes plus 4096 per directory (conservative for the budget)."""
+    return sum(p.stat().st_size if p.is_file() else 4096 for p in d.rglob("*"))
+
+
+def _bisect_order(values) -> list:
+    """Values in the order min, max, middle, then the middles of the halves... (spread coverage first)."""
+    vals = sorted(values, key=lambda v: (v is None, v if not isinstance(v, str) else 0, str(v)))
+    out, queue = [], [(0, len(vals) - 1)]
+    if not vals:
+        return out
+    out.extend(dict.fromkeys([vals[0], vals[-1]]))
+    while queue:
+        lo, hi = queue.pop(0)
+        if hi - lo < 2:
+            continue
+        mid = (lo + hi) // 2
+        if vals[mid] not in out:
+            out.append(vals[mid])
+        queue += [(lo, mid), (mid, hi)]
+    out += [v for v in vals if v not in out]
+    return out
+
+
+def capture_priority(runs) -> list[str]:
+    """Run ids of one repetition per configuration (the lowest complete rep), in the order captures are added:
+    experiments interleaved (Table 3 first), within an experiment the swept values spread out (extremes first) and
+    the CCs in the paper's order. ``runs``: the runs table of :func:`analysis.dataset.run_status`."""
+    comp = runs[runs["status"] == "complete"].copy()
+    if comp.empty:
+        return []
+    comp["rep"] = comp["rep"].fillna(0).astype(int)
+    keycols = ["experiment", "cc", "cc2", "path_mode", "link_delay_ms", "loss_pct", "cbr_mbps", "path_skew_ms"]
+    comp = comp.sort_values("rep", kind="stable")
+    first = comp.groupby(keycols, dropna=False, sort=False).head(1)
+    per_exp = {}
+    for exp, g in first.groupby("experiment", sort=False):
+        col = SWEEP.get(exp)
+        order = _bisect_order(list(dict.fromkeys(g[col]))) if col in g else []
+        rank = {v: i for i, v in enumerate(order)}
+        g = g.assign(_r=g[col].map(lambda v: rank.get(v, len(rank))) if col in g else 0,
+                     _c=g["cc"].map(lambda c: CC_ORDER.index(c) if c in CC_ORDER else len(CC_ORDER)))
+        per_exp[exp] = list(g.sort_values(["_r", "_c", "run_id"])["run_id"])
+    exps = [e for e in EXPERIMENT_ORDER if e in per_exp] + sorted(e for e in per_exp if e not in EXPERIMENT_ORDER)
+    out, i = [], 0
+    while any(i < len(per_exp[e]) for e in exps):
+        out += [per_exp[e][i] for e in exps if i < len(per_exp[e])]
+        i += 1
+    return out
+
+
+def _recording_commits(camp: Path) -> list[str]:
+    """Distinct git commits of the code that recorded the campaign (``campaign.json`` sessions, runner >= 0.1)."""
+    try:
+        sessions = json.loads((camp / "campaign.json").read_text()).get("sessions", [])
+    except (OSError, ValueError):
+        return []
+    out = []
+    for s in sessions:
+        c = s.get("git_commit")
+        c = c and c + (" (dirty)" if s.get("git_dirty") else "")
+        if c and c not in out:
+            out.append(c)
+    return out
+
+
+def _git_commit() -> str:
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30).stdout.strip()
+        return head + (" (work tree had uncommitted changes)" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (git not available)"
+
+
+# ----------------------------------------------------------------------------------------------- bundling
+
+def _bundle_run(src: Path, dst: Path, status: str, derived_src: Path | None) -> None:
+    dst.mkdir(parents=True)
+    for name in ("params.json", "meta.json", "capture.log"):
+        if (src / name).is_file():
+            _copy(src / name, dst / name)
+    if status == "skipped":
+        _copy(src / "SKIPPED", dst / "SKIPPED")
+        return
+    if derived_src is not None:
+        for name in ("flows.parquet", "fingerprint.json"):
+            if (derived_src / name).is_file():
+                _copy(derived_src / name, dst / "derived" / name)
+    for f in sorted((src / "ss").glob("*.txt")) if (src / "ss").is_dir() else []:
+        _gzip_to(f, dst / "ss" / (f.name + ".gz"))
+    for f in sorted((src / "iperf3").glob("*.json")) if (src / "iperf3").is_dir() else []:
+        _gzip_to(f, dst / "iperf3" / (f.name + ".gz"))
+    _copy(src / "COMPLETE", dst / "COMPLETE")  # last, as in a run directory
+
+
+def _add_captures(src: Path, dst: Path) -> int:
+    """Raw captures of one run, xz'd, with plain iperf3 JSON and a recomputed fingerprint; returns bytes added."""
+    from analysis.dataset import fingerprint
+
+    before = _dir_size(dst)
+    for name in CAPTURES:
+        if (src / name).is_file():
+            _xz_to(src / name, dst / f"{name}.xz")
+        else:
+            for z in (".xz", ".gz"):
+                if (src / f"{name}{z}").is_file():
+                    _copy(src / f"{name}{z}", dst / f"{name}{z}")
+                    break
+    for f in sorted((src / "iperf3").glob("*.json")) if (src / "iperf3").is_dir() else []:
+        _copy(f, dst / "iperf3" / f.name)
+        (dst / "iperf3" / (f.name + ".gz")).unlink(missing_ok=True)
+    if (dst / "derived" / "flows.parquet").is_file():
+        (dst / "derived" / "fingerprint.json").write_text(json.dumps(fingerprint(dst), indent=1, sort_keys=True))
+    return _dir_size(dst) - before
+
+
+def _remove_captures(src: Path, dst: Path, saved_fp: bytes | None) -> None:
+    for name in CAPTURES:
+        (dst / f"{name}.gz").unlink(missing_ok=True)
+        (dst / f"{name}.xz").unlink(missing_ok=True)
+    for f in sorted((dst / "iperf3").glob("*.json")) if (dst / "iperf3").is_dir() else []:
+        _gzip_to(src / "iperf3" / f.name, dst / "iperf3" / (f.name + ".gz"))
+        f.unlink()
+    if saved_fp is not None:
+        (dst / "derived" / "fingerprint.json").write_bytes(saved_fp)
+
+
+def _readme(manifest: dict) -> str:
+    m = manifest
+    exp_lines = "\n".join(f"| {e} | {c.get('complete', 0)} | {c.get('skipped', 0)} | {c.get('incomplete', 0)} | "
+                          f"{c.get('captured', 0)} |" for e, c in sorted(m["experiments"].items()))
+    unavailable = "\n".join(f"  * {r} ({n} runs)" for r, n in sorted(m["skip_reasons"].items())) or "  * none"
+    ccs_missing = ", ".join(m["ccs_unavailable"]) or "none"
+    mech = "\n".join(f"  * {k}: {', '.join(v)}" for k, v in sorted(m["mechanisms"].items())) or "  * (not recorded)"
+    failed = "\n".join(f"* {r}: {why}" for r, why in sorted(m["not_analysed"].items())) or "* none"
+    captured = "\n".join(f"* `{r}`" for r in m["captured_runs"]) or "* none"
+    no_room = len(m["configurations_without_captures"])
+    return f"""# data/sample — bundled campaign `{m['campaign']}`
+
+Real measurements recorded with this repository's testbed (`{', '.join(m['backends'])}` backend). Nothing here is
+synthetic: every number comes from the captures, `ss` samples and iperf3 output of these runs. Built by
+`mpcc bundle` on {m['bundled_at']}.
+
+## Provenance
+* campaign file: `campaign.yaml` (copied from the campaign directory), profile `{m['campaign']}`
+* code that recorded the runs: {', '.join(m['recording_commits']) or 'not recorded in campaign.json'} (git commit per
+  recording session, from `campaign.json`); code that analysed and bundled them: {m['git_commit']}
+* kernel(s): {', '.join(m['kernels']) or 'unknown'}
+* recorded: {m['first_start'] or '?'} … {m['last_start'] or '?'} (run start times from meta.json, UTC)
+* tools: {', '.join(m['tools']) or 'unknown'}
+* mechanisms and kernel features (from meta.json):
+{mech}
+* congestion controls the campaign asks for that this kernel lacks: {ccs_missing}; their runs are `SKIPPED`
+  with the reason below (also absent, not used by the campaign: {', '.join(m['ccs_unavailable_unused']) or 'none'}):
+{unavailable}
+
+## Contents
+{m['runs_total']} run directories under `runs/` ({m['size_mb']:.1f} MB in total, budget {m['max_mb']:.0f} MB).
+
+| experiment | complete | skipped | incomplete (not shipped) | with raw captures |
+|---|---|---|---|---|
+{exp_lines}
+
+Per complete run: `params.json`, `meta.json`, `COMPLETE`, `capture.log`, `derived/flows.parquet` (the per-flow
+metrics of `analysis.dataset.load_campaign`; `derived/fingerprint.json` holds the sha256 of the original captures),
+`ss/flowN.txt.gz` (`ss -ti` samples, 100 ms) and `iperf3/*.json.gz`. Per skipped run: `params.json`, `meta.json`,
+`SKIPPED`. `load_campaign` uses the derived tables as they are when a run has no raw captures.
+
+Raw captures (`*.pcap.xz`, tcpdump -s 128 at router1 and the receiver side, unmodified, compressed with xz because
+iperf3 re-sends one 128 KB buffer that xz's dictionary spans and gzip's window does not — 3.6× smaller; `xz -d` or
+`analysis.ingest.read_pcap` reads them directly; iperf3 JSON kept plain so the run can be re-analysed from scratch) are included for one repetition of {len(m['captured_runs'])} configurations, chosen
+to cover every experiment and the ends of each sweep first; {no_room} configuration(s) have no raw capture in the
+bundle because the {m['max_mb']:.0f} MB budget is used up (their derived tables, `ss` and iperf3 data are here).
+Runs with raw captures:
+{captured}
+
+Complete runs the analysis could not process (shipped without a derived table):
+{failed}
+
+## Regenerate
+```
+sudo mpcc campaign run campaigns/{m['campaign']}.yaml --backend netns     # resumable; writes data/raw/{m['campaign']}/
+mpcc bundle data/raw/{m['campaign']} --out data/sample --max-mb {m['max_mb']:.0f} --force
+make notebooks-refresh                                                     # committed notebook outputs (nbval)
+```
+Results differ between machines (kernel, CPU contention, mechanisms); compare with the scorecard
+(`mpcc scorecard data/sample`), not bit for bit.
+"""
+
+
+def run(args) -> int:
+    camp = Path(args.campaign)
+    if not (camp / "runs").is_dir():
+        raise UserError(f"not a campaign directory (no runs/ inside): {args.campaign}")
+    if args.max_mb <= 0:
+        raise UserError(f"--max-mb must be positive, got {args.max_mb}")
+    out = Path(args.out).resolve()
+    if out == camp.resolve() or camp.resolve() in out.parents:
+        raise UserError("--out must not be inside the campaign directory")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        if not args.force:
+            raise UserError(f"{out} exists and is not empty: use --force to replace a previous bundle")
+        if not (out / "bundle.json").is_file():
+            raise UserError(f"{out} is not a bundle (no bundle.json): refusing to replace it")
+    from tqdm import tqdm
+
+    from analysis.dataset import load_campaign
+
+    df = load_campaign(camp, jobs=args.jobs, progress=True, derived_dir=args.derived_dir)
+    runs = df.attrs["runs"]
+    budget = int(args.max_mb * 1e6)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.bundle-", dir=out.parent))
+    try:
+        for name in ("campaign.yaml", "campaign.json"):
+            if (camp / name).is_file():
+                _copy(camp / name, tmp / name)
+        derived_root = Path(args.derived_dir) if args.derived_dir else None
+        shipped = runs[runs["status"].isin(["complete", "skipped"])]
+        metas = {}
+        for _, r in tqdm(list(shipped.iterrows()), unit="run", desc="bundle", file=sys.stderr):
+            src = camp / "runs" / r["run_id"]
+            ddir = (derived_root / r["run_id"]) if derived_root else (src / "derived")
+            _bundle_run(src, tmp / "runs" / r["run_id"], r["status"], ddir if ddir.is_dir() else None)
+            metas[r["run_id"]] = _json(src / "meta.json")
+        size = _dir_size(tmp)
+        if size > budget:
+            raise UserError(f"the runs alone take {size / 1e6:.1f} MB > --max-mb {args.max_mb:g}: nothing left for "
+                            "captures; raise --max-mb")
+        captured, no_room = [], []
+        analysed = set(df["run_id"])
+        candidates = [r for r in capture_priority(runs) if r in analysed]
+        for rid in tqdm(candidates, unit="run", desc="captures", file=sys.stderr):
+            src, dst = camp / "runs" / rid, tmp / "runs" / rid
+            fp = dst / "derived" / "fingerprint.json"
+            saved = fp.read_bytes() if fp.is_file() else None
+            added = _add_captures(src, dst)
+            if size + added > budget:
+                _remove_captures(src, dst, saved)
+                no_room.append(rid)
+                continue
+            size += added
+            captured.append(rid)
+        manifest = _manifest(camp, df, runs, metas, captured, no_room, args.max_mb)
+        manifest["size_mb"] = (_dir_size(tmp) + 8000) / 1e6  # + README/bundle.json
+        (tmp / "bundle.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+        (tmp / "README.md").write_text(_readme(manifest))
+        if out.exists():
+            old = out.with_name(f".{out.name}.old-{os.getpid()}")
+            out.rename(old)
+            tmp.rename(out)
+            shutil.rmtree(old)
+        else:
+            tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    print(f"mpcc bundle: {len(shipped)} runs ({len(captured)} with raw captures, {len(no_room)} configurations without "
+          f"for lack of room) -> {out} ({_dir_size(out) / 1e6:.1f} MB)", file=sys.stderr)
+    return 0
+
+
+def _manifest(camp, df, runs, metas, captured, no_room, max_mb) -> dict:
+    exps: dict = {}
+    for _, r in runs.iterrows():
+        e = exps.setdefault(str(r["experiment"]), Counter())
+        e[r["status"]] += 1
+    for rid in captured:
+        exps[str(runs.loc[runs["run_id"] == rid, "experiment"].iloc[0])]["captured"] += 1
+    starts = sorted(m.get("start_time") for m in metas.values() if m.get("start_time"))
+    mech: dict = {}
+    cc_avail: dict = {}
+    tools, kernels, backends = set(), set(), set()
+    for m in metas.values():
+        for k in ("delay_mechanism", "round_robin_mechanism", "fq"):
+            if m.get(k):
+                mech.setdefault(k, set()).add(str(m[k]))
+        feat = m.get("features") or {}
+        for k, v in (feat.get("mechanism") or {}).items():
+            if k not in ("delay", "round_robin"):  # those two are recorded as *_mechanism above
+                mech.setdefault(f"{k}_mechanism", set()).add(str(v))
+        for k in ("netem", "teql", "fq"):
+            if k in feat:
+                mech.setdefault("kernel has " + k, set()).add("yes" if feat[k] else "no")
+        for cc, ok in (feat.get("cc") or {}).items():
+            cc_avail.setdefault(cc, set()).add(bool(ok))
+        for k, v in (m.get("tool_versions") or {}).items():
+            tools.add(f"{k}: {v}")
+        if m.get("kernel"):
+            kernels.add(str(m["kernel"]))
+        if m.get("backend"):
+            backends.add(str(m["backend"]))
+    wanted = set(runs["cc"].dropna()) | set(runs["cc2"].dropna())
+    skipped = runs[runs["status"] == "skipped"]
+    reasons = Counter(str(x) for x in skipped["reason"])
+    not_analysed = {r["run_id"]: r["reason"] for _, r in runs.iterrows()
+                    if r["status"] == "complete" and str(r["reason"] or "").startswith("analysis failed")}
+    return {
+        "campaign": str(df["campaign"].dropna().iloc[0]) if len(df) else camp.name,
+        "source": str(camp.resolve()), "bundled_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "git_commit": _git_commit(), "recording_commits": _recording_commits(camp), "kernels": sorted(kernels), "backends": sorted(backends) or ["unknown"],
+        "first_start": starts[0] if starts else None, "last_start": starts[-1] if starts else None,
+        "tools": sorted(tools), "mechanisms": {k: sorted(v) for k, v in mech.items()},
+        "ccs_unavailable": sorted(cc for cc, oks in cc_avail.items() if oks == {False} and cc in wanted),
+        "ccs_unavailable_unused": sorted(cc for cc, oks in cc_avail.items() if oks == {False} and cc not in wanted),
+        "skip_reasons": dict(reasons), "experiments": {k: dict(v) for k, v in exps.items()},
+        "runs_total": int(runs["status"].isin(["complete", "skipped"]).sum()),
+        "incomplete_runs": sorted(runs.loc[runs["status"] == "incomplete", "run_id"]),
+        "not_analysed": not_analysed, "captured_runs": captured, "configurations_without_captures": no_room,
+        "max_mb": max_mb,
+    }

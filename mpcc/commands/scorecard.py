@@ -1,0 +1,99 @@
+"""`mpcc scorecard CAMPAIGN_DIR [--json]`: claim-by-claim reproduction verdicts of paper 000 on a campaign."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from mpcc.errors import UserError
+
+NAME = "scorecard"
+HELP = "claim-by-claim reproduction scorecard of paper 000 on a campaign directory (docs/claims.md)"
+
+
+def add_arguments(parser):
+    parser.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="campaign output directory (holds runs/)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object {\"campaign\", \"claims\": [...]}")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level; intervals are 1-alpha (default 0.05)")
+    parser.add_argument("--n-boot", type=int, default=9999, help="bootstrap resamples for ratio intervals (default 9999)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--jobs", type=int, default=None, help="worker processes for runs not yet analysed (default: all cores)")
+    parser.add_argument("--derived-dir", metavar="DIR",
+                        help="keep the per-run derived tables under DIR/<run_id>/ instead of inside the run directories")
+    parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="analyse runs on a dask.distributed scheduler")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def _clean(v):
+    if v is None:
+        return None
+    if isinstance(v, float):
+        return None if math.isnan(v) else (("inf" if v > 0 else "-inf") if math.isinf(v) else v)
+    if hasattr(v, "item"):
+        return _clean(v.item())
+    return v
+
+
+def _g(x, nd=4):
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if isinstance(x, float) and math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.{nd}g}"
+
+
+def _campaign_name(d: Path) -> str:
+    try:
+        return json.loads((d / "campaign.json").read_text()).get("name") or d.name
+    except (OSError, ValueError):
+        return d.name
+
+
+def run_counts(runs) -> dict:
+    """Run-status counts: complete (analysed), skipped, incomplete, analysis_failed (complete but unreadable)."""
+    st = runs["status"].astype(str)
+    failed = st.eq("complete") & runs["reason"].astype(str).str.startswith("analysis failed")
+    superseded = runs["reason"].astype(str).str.startswith("superseded")
+    return {"complete": int((st.eq("complete") & ~failed).sum()), "skipped": int(st.eq("skipped").sum()),
+            "incomplete": int((st.eq("incomplete") & ~superseded).sum()), "superseded": int(superseded.sum()),
+            "analysis_failed": int(failed.sum()), "total": int(len(runs))}
+
+
+def run(args) -> int:
+    if not 0 < args.alpha < 1:
+        raise UserError(f"--alpha must be between 0 and 1 (exclusive), got {args.alpha}")
+    if args.n_boot < 100:
+        raise UserError(f"--n-boot must be >= 100, got {args.n_boot}")
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError(f"--jobs must be >= 1, got {args.jobs}")
+    d = Path(args.campaign_dir)
+    if not d.is_dir():
+        raise UserError(f"{d}: no such campaign directory")
+    if not (d / "runs").is_dir():
+        raise UserError(f"{d}: not a campaign directory (no runs/ inside)")
+    from analysis.claims import VERDICTS, evaluate  # lazy: heavy imports only when the command runs
+    from analysis.dataset import load_campaign
+
+    df = load_campaign(d, jobs=args.jobs, progress=not args.no_progress, scheduler=args.scheduler,
+                       derived_dir=args.derived_dir)
+    res = evaluate(df, alpha=args.alpha, n_boot=args.n_boot, seed=args.seed)
+    counts = run_counts(df.attrs["runs"])
+    verdicts = {v: int((res["verdict"] == v).sum()) for v in VERDICTS}
+    name = _campaign_name(d)
+    durations = sorted({float(x) for x in df["duration_s"].dropna()}) if len(df) else []
+    if args.json:
+        out = {"campaign": name, "campaign_dir": str(d), "alpha": args.alpha, "runs": counts,
+               "duration_s": durations, "verdicts": verdicts,
+               "claims": [{k: _clean(v) for k, v in r.items()} for r in res.to_dict(orient="records")]}
+        print(json.dumps(out, indent=1, allow_nan=False))
+        return 0
+    print(f"# scorecard of paper 000 on campaign {name} ({d}): runs {counts['complete']} complete, "
+          f"{counts['skipped']} skipped, {counts['incomplete']} incomplete, {counts['analysis_failed']} unreadable; "
+          f"run length {', '.join(f'{x:g}' for x in durations) or '-'} s (paper: 100 s); alpha {args.alpha:g}")
+    w = max(len(c) for c in res["claim_id"]) if len(res) else 10
+    for r in res.itertuples():
+        ci = f"[{_g(r.ci_low)}, {_g(r.ci_high)}]"
+        print(f"{r.verdict:<14} {r.claim_id:<{w}}  paper: {r.paper_value} | ours: {_g(r.ours)} {ci} n={r.n} | "
+              f"{r.test} | p={_g(r.p_value, 3)} effect={_g(r.effect_size, 3)} | {r.note or '-'}")
+    print("# verdicts: " + ", ".join(f"{k} {v}" for k, v in verdicts.items()))
+    return 0

@@ -1,0 +1,78 @@
+"""mpcc bundle / mpcc reproduce: argument checks and the capture priority (no root needed)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from mpcc.commands import bundle
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _mpcc(*args):
+    code = ("import sys, mpcc.cli as c\n"
+            "c.COMMANDS.append('bundle') if 'bundle' not in c.COMMANDS else None\n"
+            "sys.exit(c.main(sys.argv[1:]))")
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True, timeout=120)
+
+
+def test_bisect_order_spreads_values():
+    assert bundle._bisect_order([10, 20, 30, 40, 50]) == [10, 50, 30, 20, 40]
+    assert bundle._bisect_order(["single", "multipath"]) == ["multipath", "single"]
+    assert bundle._bisect_order([]) == []
+
+
+def test_capture_priority_one_rep_per_configuration():
+    runs = pd.DataFrame([
+        {"run_id": f"link_delay__{cc}__d{d}__rep{r:02d}", "status": st, "experiment": "link_delay", "cc": cc,
+         "cc2": None, "path_mode": "multipath", "link_delay_ms": d, "loss_pct": 0, "cbr_mbps": None,
+         "path_skew_ms": 0, "rep": r}
+        for cc in ("reno", "bbr") for d in (10, 50, 100) for r, st in ((1, "incomplete"), (2, "complete"), (3, "complete"))
+    ] + [{"run_id": "single_vs_multi__reno__single__rep01", "status": "complete", "experiment": "single_vs_multi",
+          "cc": "reno", "cc2": None, "path_mode": "single", "link_delay_ms": 10, "loss_pct": 0, "cbr_mbps": None,
+          "path_skew_ms": 0, "rep": 1},
+         {"run_id": "single_vs_multi__bic__single__rep01", "status": "skipped", "experiment": "single_vs_multi",
+          "cc": "bic", "cc2": None, "path_mode": "single", "link_delay_ms": 10, "loss_pct": 0, "cbr_mbps": None,
+          "path_skew_ms": 0, "rep": 1}])
+    order = bundle.capture_priority(runs)
+    assert order[0] == "single_vs_multi__reno__single__rep01"  # Table 3 first, skipped runs never
+    ld = [r for r in order if r.startswith("link_delay")]
+    assert len(ld) == 6 and all(r.endswith("rep02") for r in ld)  # lowest COMPLETE rep of each configuration
+    assert ld[:4] == ["link_delay__reno__d10__rep02", "link_delay__bbr__d10__rep02",
+                      "link_delay__reno__d100__rep02", "link_delay__bbr__d100__rep02"]
+
+
+def test_bundle_rejects_bad_input(tmp_path):
+    r = _mpcc("bundle", str(tmp_path / "nope"), "--out", str(tmp_path / "b"))
+    assert r.returncode != 0 and "not a campaign directory" in r.stderr and "Traceback" not in r.stderr
+    camp = tmp_path / "camp"
+    (camp / "runs").mkdir(parents=True)
+    out = tmp_path / "occupied"
+    out.mkdir()
+    (out / "precious.txt").write_text("keep me")
+    r = _mpcc("bundle", str(camp), "--out", str(out), "--force")
+    assert r.returncode != 0 and "not a bundle" in r.stderr
+    assert (out / "precious.txt").read_text() == "keep me"
+    r = _mpcc("bundle", str(camp), "--out", str(out))
+    assert r.returncode != 0 and "--force" in r.stderr
+
+
+def test_bundle_of_an_empty_campaign(tmp_path):
+    camp = tmp_path / "camp"
+    (camp / "runs").mkdir(parents=True)
+    r = _mpcc("bundle", str(camp), "--out", str(tmp_path / "b"))
+    assert r.returncode == 0, r.stderr
+    m = json.loads((tmp_path / "b" / "bundle.json").read_text())
+    assert m["runs_total"] == 0 and (tmp_path / "b" / "README.md").is_file()
+
+
+def test_reproduce_rejects_bad_input(tmp_path):
+    r = _mpcc("reproduce", "--data", str(tmp_path / "nope"), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "not a campaign directory" in r.stderr and "Traceback" not in r.stderr
+    (tmp_path / "c" / "runs").mkdir(parents=True)
+    r = _mpcc("reproduce", "--data", str(tmp_path / "c"), "--inplace")
+    assert r.returncode == 2 and "--inplace" in r.stderr
+    r = _mpcc("reproduce", "--data", str(tmp_path / "c"), "--only", "zz*")
+    assert r.returncode == 2 and "no notebooks match" in r.stderr

@@ -1,0 +1,82 @@
+"""End to end on the netns backend (root; CI runs it): a real smoke campaign -> `mpcc bundle` -> `mpcc reproduce`
+on the bundle. Every notebook must execute headless, and write its HTML, figures and tables."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PREFIX = os.environ.get("MPCC_TEST_NS_PREFIX", "bnd-")
+pytestmark = [pytest.mark.netns, pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces"),
+              pytest.mark.skipif(not (REPO / "capture_tools/run_experiment.sh").exists(),
+                                 reason="capture tool not built")]
+MPCC = ("import sys, mpcc.cli as c\n"
+        "c.COMMANDS.append('bundle') if 'bundle' not in c.COMMANDS else None\n"
+        "sys.exit(c.main(sys.argv[1:]))")
+
+
+def _mpcc(*args, timeout=900, env=None):
+    return subprocess.run([sys.executable, "-c", MPCC, *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory):
+    root = tmp_path_factory.mktemp("e2e")
+    r = _mpcc("campaign", "run", str(REPO / "campaigns/smoke.yaml"), "--backend", "netns", "--out",
+              str(root / "smoke"), env={"MPCC_NS_PREFIX": PREFIX})
+    assert "Traceback" not in r.stderr
+    assert (root / "smoke" / "runs").is_dir(), r.stderr[-2000:]
+    r = _mpcc("bundle", str(root / "smoke"), "--out", str(root / "sample"), "--max-mb", "20")
+    assert r.returncode == 0, r.stderr[-2000:]
+    return root
+
+
+def test_bundle_contents(bundled):
+    sample = bundled / "sample"
+    m = json.loads((sample / "bundle.json").read_text())
+    assert m["size_mb"] <= 20 and m["kernels"]
+    src_runs = {d.name for d in (bundled / "smoke" / "runs").iterdir()
+                if (d / "COMPLETE").exists() or (d / "SKIPPED").exists()}
+    assert {d.name for d in (sample / "runs").iterdir()} == src_runs
+    for d in (sample / "runs").iterdir():
+        if (d / "SKIPPED").exists():
+            assert (d / "params.json").is_file()
+            continue
+        assert (d / "COMPLETE").is_file() and (d / "meta.json").is_file() and (d / "params.json").is_file()
+        assert (d / "derived" / "flows.parquet").is_file()
+        assert (d / "ss" / "flow1.txt.gz").is_file()
+    assert m["captured_runs"], "the smoke campaign fits entirely: every configuration has its captures"
+    for rid in m["captured_runs"]:
+        assert (sample / "runs" / rid / "router1.pcap.gz").is_file()
+        assert (sample / "runs" / rid / "iperf3" / "flow1-server.json").is_file()
+    readme = (sample / "README.md").read_text()
+    assert "git commit" in readme and "Regenerate" in readme
+
+
+def test_bundle_loads_like_the_campaign(bundled):
+    from analysis.dataset import load_campaign
+
+    a = load_campaign(bundled / "sample", progress=False)
+    b = load_campaign(bundled / "smoke", progress=False)
+    assert list(a["run_id"]) == list(b["run_id"])
+    assert a["goodput_mbps"].tolist() == b["goodput_mbps"].tolist()
+
+
+def test_reproduce_on_the_bundle(bundled):
+    out = bundled / "reports"
+    r = _mpcc("reproduce", "--data", str(bundled / "sample"), "--out", str(out), "--n-boot", "999", timeout=1500)
+    rep = json.loads((out / "reproduce.json").read_text())
+    failed = {n["notebook"]: n["error"] for n in rep["notebooks"] if n["status"] != "ok"}
+    assert r.returncode == 0 and not failed, failed or r.stderr[-2000:]
+    names = [n["notebook"] for n in rep["notebooks"]]
+    assert len(names) == len(list((REPO / "notebooks").glob("*.ipynb")))
+    for n in names:
+        assert (out / n).is_file() and (out / n.replace(".ipynb", ".html")).is_file()
+    assert len(list((out / "figures").glob("*.png"))) >= 8
+    assert (out / "tables" / "08_scorecard.csv").is_file()
+    assert (out / "index.html").is_file()
