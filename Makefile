@@ -32,4 +32,4 @@ bench: install
 	$(PYTHON) bench/run_all.py
 
 lint:
-	shellcheck -x testbed/*.sh testbed/nodes/*.sh capture_tools/*.sh
+	shellcheck -x testbed/*.sh testbed/nodes/*.sh testbed/vagrant/*.sh capture_tools/*.sh

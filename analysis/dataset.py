@@ -94,13 +94,16 @@ def _run_dirs(campaign_dir) -> list[Path]:
 
 def run_status(campaign_dir) -> pd.DataFrame:
     """Every run directory of ``campaign_dir/runs/``: run_id, status (complete | skipped | incomplete), reason
-    (SKIPPED's text; "no COMPLETE marker" for incomplete ones, incl. directories a resumed campaign moved aside
-    as ``<run_id>.incomplete-<time>``), and the run's parameters from params.json where readable."""
+    (SKIPPED's text; "no COMPLETE marker" for incomplete ones; "superseded: ..." for directories moved aside as
+    ``<run_id>.incomplete-<suffix>``, which never count as results whatever markers they hold), and the run's parameters from params.json where readable."""
     rows = []
     for d in _run_dirs(campaign_dir):
         status, reason = runmeta.run_status(d)
-        if status == "incomplete" and ".incomplete-" in d.name:
-            reason = "superseded: moved aside by a resumed campaign (no COMPLETE marker)"
+        if ".incomplete-" in d.name:
+            # moved aside (by a resumed campaign, or by hand, e.g. runs recorded under CPU contention): never a
+            # result, even if it holds a COMPLETE marker; the run's canonical directory is runs/<run_id>/
+            status = "incomplete"
+            reason = f"superseded: moved aside as {d.name}"
         try:
             p = runmeta.read_params(d)
         except AnalysisError:
@@ -403,7 +406,9 @@ def cached_rows(run_dir, derived_root=None) -> pd.DataFrame | None:
     if not ok:
         return None
     df = _read_cached(ddir)
-    if refreshed is not None:
+    # a bundle (data/sample: bundle.json at its root) is a version-controlled artefact: a fresh checkout moves every
+    # mtime, so the refreshed fingerprint is not written back (the content hashes matched; nothing changed)
+    if refreshed is not None and not (run_dir.parent.parent / "bundle.json").is_file():
         _write_cache(ddir, df, refreshed)
     return df
 

@@ -52,7 +52,7 @@ def test_bundle_contents(bundled):
         assert (d / "ss" / "flow1.txt.gz").is_file()
     assert m["captured_runs"], "the smoke campaign fits entirely: every configuration has its captures"
     for rid in m["captured_runs"]:
-        assert (sample / "runs" / rid / "router1.pcap.gz").is_file()
+        assert (sample / "runs" / rid / "router1.pcap.xz").is_file()
         assert (sample / "runs" / rid / "iperf3" / "flow1-server.json").is_file()
     readme = (sample / "README.md").read_text()
     assert "git commit" in readme and "Regenerate" in readme

@@ -339,3 +339,20 @@ def test_dask_scheduler_gives_the_same_rows(camp, tmp_path):
         got = dataset.load_campaign(camp, progress=False, scheduler=cluster.scheduler_address,
                                     derived_dir=tmp_path / "b")
     pd.testing.assert_frame_equal(ref, got)
+
+
+def test_moved_aside_directories_never_count_even_with_complete(camp):
+    """A run directory moved aside as <run_id>.incomplete-<suffix> (by a resumed campaign, or by hand, e.g. runs
+    recorded under CPU contention) is superseded: listed as incomplete, never mixed into the metric rows, even if
+    it holds a COMPLETE marker."""
+    import shutil
+    src = camp / "runs" / "single_vs_multi__cubic__multipath__d10ms__l0pct__rep01"
+    aside = camp / "runs" / (src.name + ".incomplete-contended-20261121T205451Z")
+    shutil.copytree(src, aside)
+    assert (aside / "COMPLETE").exists()
+    df = dataset.load_campaign(camp, jobs=1, progress=False)
+    runs = df.attrs["runs"].set_index("run_id")
+    assert runs.loc[aside.name, "status"] == "incomplete"
+    assert runs.loc[aside.name, "reason"].startswith("superseded")
+    assert not df["run_id"].str.contains(".incomplete-", regex=False).any()
+    assert len(df) == 1 + 2 + 2

@@ -57,13 +57,13 @@ mmdebstrap --variant=minbase --include="$PKGS" \
     --customize-hook='echo "vagrant:vagrant" | chroot "$1" chpasswd' \
     --customize-hook="mkdir -p \"\$1/home/vagrant/.ssh\"; cp '$pubkey' \"\$1/home/vagrant/.ssh/authorized_keys\"" \
     --customize-hook='chroot "$1" chown -R vagrant:vagrant /home/vagrant/.ssh; chmod 700 "$1/home/vagrant/.ssh"; chmod 600 "$1/home/vagrant/.ssh/authorized_keys"' \
-    --customize-hook='printf "UseDNS no\n" > "$1/etc/ssh/sshd_config.d/mpcc.conf"' \
-    --customize-hook='rm -f "$1"/etc/ssh/ssh_host_*; mkdir -p "$1/etc/systemd/system/ssh.service.d"; printf "[Service]\nExecStartPre=\nExecStartPre=/usr/bin/ssh-keygen -A\nExecStartPre=/usr/sbin/sshd -t\n" > "$1/etc/systemd/system/ssh.service.d/hostkeys.conf"' \
+    --customize-hook='printf "UseDNS no\nHostKey /etc/ssh/ssh_host_ed25519_key\n" > "$1/etc/ssh/sshd_config.d/mpcc.conf"' \
+    --customize-hook='rm -f "$1"/etc/ssh/ssh_host_*; mkdir -p "$1/etc/systemd/system/ssh.service.d"; printf "[Service]\nExecStartPre=\nExecStartPre=/bin/sh -c \"test -f /etc/ssh/ssh_host_ed25519_key || ssh-keygen -q -t ed25519 -N \x27\x27 -f /etc/ssh/ssh_host_ed25519_key\"\nExecStartPre=/usr/sbin/sshd -t\n" > "$1/etc/systemd/system/ssh.service.d/hostkeys.conf"' \
     --customize-hook='printf "[Match]\nName=eth0\n\n[Network]\nDHCP=ipv4\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n\n[DHCPv4]\nClientIdentifier=mac\n" > "$1/etc/systemd/network/10-mgmt.network"' \
-    --customize-hook='chroot "$1" systemctl enable systemd-networkd ssh' \
+    --customize-hook='chroot "$1" systemctl enable systemd-networkd ssh; chroot "$1" systemctl set-default multi-user.target' \
     --customize-hook='printf "net.ipv6.conf.all.disable_ipv6 = 1\nnet.ipv6.conf.default.disable_ipv6 = 1\n" > "$1/etc/sysctl.d/60-mpcc-noipv6.conf"' \
     --customize-hook='printf "/dev/vda / ext4 defaults,noatime 0 1\n" > "$1/etc/fstab"' \
-    --customize-hook='chroot "$1" systemctl mask apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer 2>/dev/null || true' \
+    --customize-hook='chroot "$1" systemctl mask apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service fstrim.timer 2>/dev/null || true' \
     --customize-hook='cp "$1"/boot/vmlinuz-* "'"$work"'/vmlinuz"; cp "$1"/boot/initrd.img-* "'"$work"'/initrd.img"' \
     --customize-hook='rm -rf "$1"/var/cache/apt/archives/*.deb "$1"/var/lib/apt/lists/*' \
     ${mirror:+"--mirror=$mirror"} \
@@ -82,18 +82,26 @@ rm -f "$work/root.raw"
 vsize=$(qemu-img info --output=json "$work/box.img" | jq '(.["virtual-size"] + 1073741823) / 1073741824 | floor')
 (( vsize >= size_gb )) || die "computed virtual_size $vsize < $size_gb"
 jq -n --argjson v "$vsize" '{provider:"libvirt", format:"qcow2", virtual_size:$v}' > "$work/metadata.json"
-cat > "$work/Vagrantfile" <<'VF'
-# Box-embedded defaults (mpcc Debian box): boot the kernel/initrd shipped in this box directly.
+# libvirt runs qemu as an unprivileged user that usually cannot read ~/.vagrant.d under /root: the kernel and initrd
+# are also installed under /var/lib/libvirt/boot/, and the box's Vagrantfile prefers that copy.
+safe="${name//\//-}"
+bootdir="/var/lib/libvirt/boot/mpcc-box-$safe"
+cat > "$work/Vagrantfile" <<VF
+# Box-embedded defaults (mpcc Debian box): boot the kernel/initrd shipped with this box directly.
 Vagrant.configure("2") do |config|
   config.vm.provider :libvirt do |lv|
-    box_dir = File.expand_path(File.dirname(__FILE__))
-    lv.kernel = File.join(box_dir, "vmlinuz")
-    lv.initrd = File.join(box_dir, "initrd.img")
+    dirs = ["$bootdir", File.expand_path(File.dirname(__FILE__))]
+    dir = dirs.find { |d| File.exist?(File.join(d, "vmlinuz")) } || dirs.last
+    lv.kernel = File.join(dir, "vmlinuz")
+    lv.initrd = File.join(dir, "initrd.img")
     lv.cmd_line = "root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet"
     lv.disk_bus = "virtio"
   end
 end
 VF
+mkdir -p "$bootdir"
+install -m 0644 "$work/vmlinuz" "$bootdir/vmlinuz"
+install -m 0644 "$work/initrd.img" "$bootdir/initrd.img"
 chmod 644 "$work/vmlinuz" "$work/initrd.img"
 tar -C "$work" -czf "$work/box.tar.gz" metadata.json Vagrantfile box.img vmlinuz initrd.img
 log "box archive $(du -h "$work/box.tar.gz" | cut -f1) (qcow2 virtual_size ${vsize} GB)"
@@ -104,8 +112,18 @@ vol_prefix="${name//\//-VAGRANTSLASH-}_vagrant_box_image_"
 if command -v virsh >/dev/null; then
     while read -r vol; do
         [[ -n "$vol" ]] || continue
+        volpath=$(virsh -c qemu:///system vol-path --pool default "$vol" 2>/dev/null || true)
+        users=""
+        while read -r other; do   # VM disks cloned from this base volume (qcow2 backing file)
+            [[ -n "$other" && "$other" != "$volpath" ]] || continue
+            [[ "$(qemu-img info -U --output=json "$other" 2>/dev/null | jq -r '.["backing-filename"] // empty')" == "$volpath" ]] && users+=" $other"
+        done < <(virsh -c qemu:///system vol-list --pool default 2>/dev/null | awk 'NR>2 && NF>=2 {print $2}')
+        if [[ -n "$users" ]]; then
+            log "keeping base volume $vol: still the backing file of$users (destroy those VMs first)"
+            continue
+        fi
         log "removing stale base volume $vol from pool default"
-        virsh -c qemu:///system vol-delete --pool default "$vol" >/dev/null 2>&1 || log "could not delete $vol (in use?)"
+        virsh -c qemu:///system vol-delete --pool default "$vol" >/dev/null 2>&1 || log "could not delete $vol"
     done < <(virsh -c qemu:///system vol-list --pool default 2>/dev/null | awk 'NR>2 {print $1}' | grep -F "$vol_prefix" || true)
 fi
 vagrant box add --force --name "$name" "$work/box.tar.gz" >&2

@@ -26,6 +26,15 @@ if [[ $install == 1 ]]; then
     fi
 fi
 
+# /dev/kvm without group access (no udev here): libvirt then sees KVM in qemu's capability probe but "not usable" for
+# its qemu user, throws the cached capabilities away and re-probes qemu on EVERY lookup (~15 s each: `vagrant up` of
+# 8 VMs crawls). Give it the permissions Debian's udev rule gives it: root:kvm 0660.
+if [[ -c /dev/kvm ]] && getent group kvm >/dev/null && [[ "$(stat -c %G:%a /dev/kvm)" != kvm:66? ]]; then
+    log "setting /dev/kvm to root:kvm 0660 (Debian's udev default; no udev here)"
+    chgrp kvm /dev/kvm
+    chmod 0660 /dev/kvm
+fi
+
 # Daemons: use the init system when there is one, else start them by hand.
 if ! virsh -c qemu:///system version >/dev/null 2>&1; then
     if [[ -d /run/systemd/system ]]; then
@@ -47,6 +56,14 @@ fi
 [[ "$(virsh -c qemu:///system pool-info default | awk '/^State:/{print $2}')" == running ]] \
     || virsh -c qemu:///system pool-start default >/dev/null
 virsh -c qemu:///system pool-autostart default >/dev/null 2>&1 || true
+
+# qemu wrapper with a smaller TCG translation cache (MPCC_TCG_TB_MB, default 256 MiB)
+tb_mb="${MPCC_TCG_TB_MB:-256}"
+[[ "$tb_mb" =~ ^[1-9][0-9]*$ ]] || { echo "error: MPCC_TCG_TB_MB must be a positive integer" >&2; exit 2; }
+mkdir -p /usr/local/libexec
+sed "s/^TB_MB=.*/TB_MB=$tb_mb/" "$(dirname "${BASH_SOURCE[0]}")/qemu-tcg-wrapper.sh" > /usr/local/libexec/mpcc-qemu-tcg.tmp
+chmod 0755 /usr/local/libexec/mpcc-qemu-tcg.tmp
+mv /usr/local/libexec/mpcc-qemu-tcg.tmp /usr/local/libexec/mpcc-qemu-tcg
 
 # KVM usable? (a paravirtual /dev/kvm may exist and still not run stock guests at speed: see docs/vagrant.md)
 if [[ -z "${MPCC_LIBVIRT_DRIVER:-}" ]]; then

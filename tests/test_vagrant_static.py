@@ -1,0 +1,198 @@
+"""Vagrant backend, CI level (no VMs are booted here; `make test-vagrant` does that):
+`vagrant validate` on the top-level Vagrantfile when vagrant is installed, the Vagrantfile's topology and MAC scheme
+against testbed/topology.json, argument validation of the backend scripts, the clock-offset method against a local
+"ssh", shellcheck of the scripts, and the runner's dispatch to the vagrant capture tool."""
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+VDIR = ROOT / "testbed" / "vagrant"
+VAGRANTFILE = ROOT / "Vagrantfile"
+TOPOLOGY = json.loads((ROOT / "testbed" / "topology.json").read_text())
+SCRIPTS = sorted(VDIR.glob("*.sh"))
+
+
+def _vagrant_env(tmp_path, **extra):
+    env = dict(os.environ, VAGRANT_CWD=str(ROOT), VAGRANT_DOTFILE_PATH=str(tmp_path / "dot"),
+               VAGRANT_HOME=str(tmp_path / "home"), VAGRANT_CHECKPOINT_DISABLE="1")
+    env.update(extra)
+    return env
+
+
+# CI installs vagrant (.ci/run), so there these must run, not skip
+NO_VAGRANT = shutil.which("vagrant") is None and not os.environ.get("CI")
+
+
+@pytest.mark.skipif(NO_VAGRANT, reason="vagrant not installed (CI: apt-get install vagrant vagrant-libvirt)")
+def test_vagrant_validate(tmp_path):
+    r = subprocess.run(["vagrant", "validate"], env=_vagrant_env(tmp_path), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "validated successfully" in r.stdout
+
+
+@pytest.mark.skipif(NO_VAGRANT, reason="vagrant not installed")
+def test_vagrant_validate_rejects_bad_driver(tmp_path):
+    r = subprocess.run(["vagrant", "validate"], env=_vagrant_env(tmp_path, MPCC_LIBVIRT_DRIVER="xen"),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0
+    assert "MPCC_LIBVIRT_DRIVER" in r.stdout + r.stderr
+
+
+def test_vagrantfile_reads_the_shared_topology():
+    text = VAGRANTFILE.read_text()
+    assert 'File.join(__dir__, "testbed", "topology.json")' in text
+    order = re.search(r"NODE_ORDER = %w\[([^\]]*)\]", text).group(1).split()
+    assert sorted(order) == sorted(TOPOLOGY["nodes"])
+    # the issue's sizing: 1 vCPU each, 768 MB, router1 2 GB; the paper's NIC type for VirtualBox
+    assert '"MPCC_VM_MEMORY_MB", "768"' in text and '"MPCC_ROUTER1_MEMORY_MB", "2048"' in text
+    assert "vb.cpus = 1" in text and "lv.cpus = 1" in text
+    assert '"82540EM"' in text and "allow-all" in text
+    # provisioning runs the shared node scripts through node-up.sh
+    assert "testbed/vagrant/node-up.sh" in text
+
+
+def _mac_vagrantfile(addr: str) -> str:
+    """The Vagrantfile's mac_of: "5254" + the 4 octets as 2-digit upper-case hex."""
+    return "5254" + "".join(f"{int(o):02X}" for o in addr.split("."))
+
+
+def test_link_macs_are_unique_and_match_node_up():
+    macs = {}
+    for link in TOPOLOGY["links"]:
+        for end in ("a", "b"):
+            addr = link[end]["addr"]
+            ipaddress.IPv4Address(addr)
+            macs[addr] = _mac_vagrantfile(addr)
+    assert len(set(macs.values())) == len(macs)
+    for addr, mac in macs.items():
+        assert int(mac[:2], 16) & 0x02 and not int(mac[:2], 16) & 0x01  # locally administered, unicast
+        # node-up.sh's mac_of must produce the same address, colon-separated lower case
+        r = subprocess.run(["bash", "-c", f'source <(sed -n "/^mac_of()/,/^}}/p" {VDIR / "node-up.sh"}); mac_of {addr}'],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == ":".join(mac[i:i + 2] for i in range(0, 12, 2)).lower()
+
+
+def _run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=60, **kw)
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["up", "--path-mode", "triple"], "--path-mode must be single or multipath"),
+    (["up", "--link-delay-ms", "-3"], "--link-delay-ms must be a non-negative number"),
+    (["up", "--loss-pct", "150"], "--loss-pct must be in [0,100]"),
+    (["up", "--bogus", "1"], "unknown option for up"),
+    (["frobnicate"], "usage:"),
+])
+def test_backend_rejects_bad_input(args, msg):
+    r = _run(["bash", str(VDIR / "backend.sh"), *args])
+    assert r.returncode == 2
+    assert msg in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_backend_rejects_bad_prefix():
+    r = _run(["bash", str(VDIR / "backend.sh"), "status"], env=dict(os.environ, MPCC_VAGRANT_PREFIX="Bad_Prefix"))
+    assert r.returncode == 2 and "MPCC_VAGRANT_PREFIX" in r.stderr
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["--backend", "netns"], "--backend must be vagrant"),
+    (["--backend", "vagrant", "--out", "X", "--experiment", "nope"], "bad --experiment"),
+    (["--backend", "vagrant", "--out", "X", "--experiment", "single_vs_multi", "--cc", "vegas"], "--cc must be one of"),
+    (["--backend", "vagrant", "--out", "X", "--experiment", "single_vs_multi", "--cc", "cubic", "--path-mode", "x"],
+     "--path-mode must be single or multipath"),
+])
+def test_vagrant_run_experiment_rejects_bad_input(tmp_path, args, msg):
+    r = _run(["bash", str(VDIR / "run_experiment.sh"), *args], cwd=tmp_path)
+    assert r.returncode == 2
+    assert msg in r.stderr
+    assert not (tmp_path / "X").exists()
+
+
+def test_build_box_rejects_bad_input():
+    r = _run(["bash", str(VDIR / "build-box.sh"), "--size-gb", "0"])
+    assert r.returncode == 2 and "--size-gb must be a positive integer" in r.stderr
+    r = _run(["bash", str(VDIR / "build-box.sh"), "--name", "bad name"])
+    assert r.returncode == 2 and "bad box name" in r.stderr
+
+
+def test_node_up_rejects_unknown_node():
+    r = _run(["bash", str(VDIR / "node-up.sh"), "router9"])
+    assert r.returncode == 2 and "unknown node" in r.stderr
+
+
+def test_clock_offsets_against_a_local_ssh(tmp_path):
+    """A fake `ssh` that runs the remote loop locally: the guest clock IS the host clock, so every offset must lie
+    within its own error bound of 0 (the bound is half the smallest round trip)."""
+    fake = tmp_path / "bin" / "ssh"
+    fake.parent.mkdir()
+    fake.write_text('#!/usr/bin/env bash\n# last argument is the remote command\nexec bash -c "${@: -1}"\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    env = dict(os.environ, PATH=f"{fake.parent}:{os.environ['PATH']}")
+    r = _run([sys.executable, str(VDIR / "clock_offsets.py"), "--ssh-config", "/dev/null", "-n", "15", "src1", "dst1"],
+             env=env)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert set(res["nodes"]) == {"src1", "dst1"}
+    for v in res["nodes"].values():
+        assert v["error_bound_ms"] >= 0
+        # bound + 1 ms slack for date(1)'s own fork/exec time, which is on the guest side of the exchange
+        assert abs(v["offset_ms"]) <= v["error_bound_ms"] + 1.0, v
+    assert res["max_pairwise_error_bound_ms"] >= 0
+
+
+def test_clock_offsets_reports_a_dead_ssh(tmp_path):
+    fake = tmp_path / "bin" / "ssh"
+    fake.parent.mkdir()
+    fake.write_text("#!/usr/bin/env bash\nexit 255\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    env = dict(os.environ, PATH=f"{fake.parent}:{os.environ['PATH']}")
+    r = _run([sys.executable, str(VDIR / "clock_offsets.py"), "--ssh-config", "/dev/null", "src1"], env=env)
+    assert r.returncode == 1
+    assert r.stderr.startswith("error: clock offset measurement failed")
+    assert "Traceback" not in r.stderr
+
+
+def test_runner_dispatches_vagrant_to_its_capture_tool():
+    from mpcc.campaign import runner
+    assert runner.experiment_script("vagrant") == VDIR / "run_experiment.sh"
+    assert runner.experiment_script("netns").name == "run_experiment.sh"
+    assert runner.experiment_script("netns").parent.name == "capture_tools"
+    assert "vagrant" in runner.BACKENDS
+
+
+def test_e2e_campaign_expands_to_single_and_multipath():
+    from mpcc.campaign.spec import load_campaign
+    c = load_campaign(str(VDIR / "e2e.yaml"))
+    modes = sorted(r.params()["path_mode"] for r in c.runs)
+    assert modes == ["multipath", "single"]
+    assert all(r.params()["cc"] == "cubic" and r.params()["duration_s"] == 10 for r in c.runs)
+
+
+@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck not installed")
+def test_scripts_are_shellcheck_clean():
+    r = _run(["shellcheck", "-x", *map(str, SCRIPTS)], cwd=ROOT)
+    assert r.returncode == 0, r.stdout
+    for s in SCRIPTS:
+        head = s.read_text().splitlines()[:15]
+        assert head[0] == "#!/usr/bin/env bash"
+        assert "set -euo pipefail" in head
+
+
+def test_round_robin_mechanism_is_validated():
+    r = _run(["bash", str(VDIR / "backend.sh"), "status"], env=dict(os.environ, MPCC_RR_MECH="ecmp"))
+    assert r.returncode == 2 and "MPCC_RR_MECH must be auto, teql or nft" in r.stderr
+    r = _run(["bash", str(VDIR / "node-up.sh"), "router1", "--rr-mech", "ecmp"])
+    assert r.returncode == 2 and "--rr-mech must be auto, teql or nft" in r.stderr
