@@ -59,25 +59,9 @@ build() {
 }
 
 do_up() {
-    local path_mode link_delay_ms loss_pct path_skew_ms
-    path_mode=$(jq -r .defaults.path_mode "$TOPOLOGY")
-    link_delay_ms=$(jq -r .defaults.link_delay_ms "$TOPOLOGY")
-    loss_pct=$(jq -r .defaults.loss_pct "$TOPOLOGY")
-    path_skew_ms=$(jq -r .defaults.path_skew_ms "$TOPOLOGY")
-    while [[ $# -gt 0 ]]; do
-        case "$1" in
-            --path-mode) path_mode=${2:-}; shift 2 || usage ;;
-            --link-delay-ms) link_delay_ms=${2:-}; shift 2 || usage ;;
-            --loss-pct) loss_pct=${2:-}; shift 2 || usage ;;
-            --path-skew-ms) path_skew_ms=${2:-}; shift 2 || usage ;;
-            *) die "unknown option for up: $1" ;;
-        esac
-    done
-    [[ "$path_mode" == single || "$path_mode" == multipath ]] || die "--path-mode must be single or multipath, got '$path_mode'"
-    is_number "$link_delay_ms" || die "--link-delay-ms must be a non-negative number, got '$link_delay_ms'"
-    is_number "$loss_pct" || die "--loss-pct must be a number in [0,100], got '$loss_pct'"
-    awk -v l="$loss_pct" 'BEGIN{exit !(l<=100)}' || die "--loss-pct must be in [0,100], got '$loss_pct'"
-    is_number "$path_skew_ms" || die "--path-skew-ms must be a non-negative number, got '$path_skew_ms'"
+    # shellcheck disable=SC2034  # fq: set by parse_up_args, unused here (the capture tool applies fq per host)
+    local path_mode link_delay_ms loss_pct path_skew_ms fq
+    parse_up_args 0 "$@"
     [[ $EUID -eq 0 ]] || die "netns backend needs root"
 
     local mech=shim

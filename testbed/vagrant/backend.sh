@@ -18,10 +18,11 @@ export VAGRANT_CWD="$REPO"
 export VAGRANT_DOTFILE_PATH="$REPO/.vagrant/${PREFIX%-}"
 export MPCC_VAGRANT_PREFIX="$PREFIX"
 
+usage() { echo "usage: backend.sh up [--path-mode M] [--link-delay-ms D] [--loss-pct L] [--path-skew-ms K] [--fq] | down | check | features | exec NODE -- CMD... | ssh-config | status | clock-offsets" >&2; exit 2; }
+# shellcheck source=testbed/nodes/common.sh
+source "$REPO/testbed/nodes/common.sh"   # is_number, parse_up_args, TOPOLOGY (log/die redefined below)
 log() { echo "[$(date -u +%H:%M:%S)] vagrant-backend: $*" >&2; }
 die() { echo "error: $*" >&2; exit 2; }
-usage() { echo "usage: backend.sh up [--path-mode M] [--link-delay-ms D] [--loss-pct L] [--path-skew-ms K] [--fq] | down | check | features | exec NODE -- CMD... | ssh-config | status | clock-offsets" >&2; exit 2; }
-is_number() { [[ "$1" =~ ^[0-9]+([.][0-9]+)?$ ]]; }
 [[ "$PREFIX" =~ ^[a-z0-9-]+$ ]] || die "MPCC_VAGRANT_PREFIX must match [a-z0-9-]+, got '$PREFIX'"
 RR_MECH="${MPCC_RR_MECH:-auto}"
 [[ "$RR_MECH" =~ ^(auto|teql|nft)$ ]] || die "MPCC_RR_MECH must be auto, teql or nft, got '$RR_MECH'"
@@ -78,26 +79,8 @@ sync_testbed() { # NODE: keep the guest copy of testbed/ identical to the host's
 }
 
 do_up() {
-    local args=() path_mode link_delay_ms loss_pct path_skew_ms fq=0
-    path_mode=$(jq -r .defaults.path_mode "$REPO/testbed/topology.json")
-    link_delay_ms=$(jq -r .defaults.link_delay_ms "$REPO/testbed/topology.json")
-    loss_pct=$(jq -r .defaults.loss_pct "$REPO/testbed/topology.json")
-    path_skew_ms=$(jq -r .defaults.path_skew_ms "$REPO/testbed/topology.json")
-    while [[ $# -gt 0 ]]; do
-        case "$1" in
-            --path-mode) path_mode=${2:-}; shift 2 || usage ;;
-            --link-delay-ms) link_delay_ms=${2:-}; shift 2 || usage ;;
-            --loss-pct) loss_pct=${2:-}; shift 2 || usage ;;
-            --path-skew-ms) path_skew_ms=${2:-}; shift 2 || usage ;;
-            --fq) fq=1; shift ;;
-            *) die "unknown option for up: $1" ;;
-        esac
-    done
-    [[ "$path_mode" == single || "$path_mode" == multipath ]] || die "--path-mode must be single or multipath, got '$path_mode'"
-    is_number "$link_delay_ms" || die "--link-delay-ms must be a non-negative number, got '$link_delay_ms'"
-    is_number "$loss_pct" || die "--loss-pct must be a number in [0,100], got '$loss_pct'"
-    awk -v l="$loss_pct" 'BEGIN{exit !(l<=100)}' || die "--loss-pct must be in [0,100], got '$loss_pct'"
-    is_number "$path_skew_ms" || die "--path-skew-ms must be a non-negative number, got '$path_skew_ms'"
+    local args=() path_mode link_delay_ms loss_pct path_skew_ms fq
+    parse_up_args 1 "$@"
     [[ $EUID -eq 0 ]] || die "the vagrant backend needs root (libvirt system connection)"
     command -v vagrant >/dev/null || die "vagrant not found: run testbed/vagrant/host-setup.sh"
 
