@@ -59,9 +59,15 @@ def test_interrupt_and_resume(tmp_path, sig):
     time.sleep(9)  # inside the first or second run
     p.send_signal(sig)
     p.wait(timeout=60)
-    time.sleep(5)  # the capture tool's trap tears down (SIGKILL: via the parent-death signal)
     assert p.returncode != 0
-    ns, procs = _leftovers(prefix)
+    # the capture tool's trap tears down (SIGKILL: via the parent-death signal), asynchronously: bash runs the trap
+    # only once its foreground command (e.g. `netns.sh up`) has returned, which takes seconds on a loaded machine
+    deadline = time.monotonic() + 60
+    while True:
+        ns, procs = _leftovers(prefix)
+        if (ns == [] and procs == []) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
     assert ns == [] and procs == [], (ns, procs)
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-1500:]
