@@ -136,6 +136,14 @@ def capture_priority(runs) -> list[str]:
     return out
 
 
+def _portable(path: Path) -> str:
+    """``path`` relative to the repository when inside it (e.g. data/raw/quick), else its name: no machine paths."""
+    try:
+        return str(path.resolve().relative_to(REPO))
+    except ValueError:
+        return path.resolve().name
+
+
 def _recording_commits(camp: Path) -> list[str]:
     """Distinct git commits of the code that recorded the campaign (``campaign.json`` sessions, runner >= 0.1)."""
     try:
@@ -387,7 +395,7 @@ def _manifest(camp, df, runs, metas, captured, no_room, max_mb) -> dict:
                     if r["status"] == "complete" and str(r["reason"] or "").startswith("analysis failed")}
     return {
         "campaign": str(df["campaign"].dropna().iloc[0]) if len(df) else camp.name,
-        "source": str(camp.resolve()), "bundled_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "source": _portable(camp), "bundled_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "git_commit": _git_commit(), "recording_commits": _recording_commits(camp), "kernels": sorted(kernels), "backends": sorted(backends) or ["unknown"],
         "first_start": starts[0] if starts else None, "last_start": starts[-1] if starts else None,
         "tools": sorted(tools), "mechanisms": {k: sorted(v) for k, v in mech.items()},
