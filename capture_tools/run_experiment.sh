@@ -43,7 +43,10 @@ stop_captures() { # SIGINT lets tcpdump flush; TERM after 3 s if a SIGINT was lo
 }
 teardown() {
     local rc=$?
-    trap - EXIT INT TERM
+    # further INT/TERM must not cut the teardown short: a killed runner's parent-death signal can arrive more than
+    # once (once per exiting thread of the runner), and a user may press Ctrl-C twice
+    trap - EXIT
+    trap '' INT TERM
     stop_captures
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done

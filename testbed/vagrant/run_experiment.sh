@@ -32,7 +32,10 @@ fq_opt=()
 started=()   # "NODE PID" of background guest processes to stop at teardown
 teardown() {
     local rc=$?
-    trap - EXIT INT TERM
+    # further INT/TERM must not cut the teardown short: a killed runner's parent-death signal can arrive more than
+    # once (once per exiting thread of the runner), and a user may press Ctrl-C twice
+    trap - EXIT
+    trap '' INT TERM
     local e
     for e in "${started[@]}"; do
         # shellcheck disable=SC2086
