@@ -309,13 +309,9 @@ def _input_files(run_dir: Path) -> dict[str, Path]:
 def _sha256(path: Path) -> str:
     """sha256 of the file's content, of the decompressed content for a gzip or xz file (so compressing a capture is
     not a change)."""
-    import gzip
-    import lzma
-
-    from analysis.ingest.compressed import compression_of
+    from analysis.ingest.compressed import open_decompressed
     h = hashlib.sha256()
-    opener = {"gzip": gzip.open, "xz": lzma.open}.get(compression_of(path), open)
-    with opener(path, "rb") as f:
+    with open_decompressed(path) as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()

@@ -5,15 +5,11 @@ Pure file reading: no packet decoding here (that is ``analysis.ingest``) and no 
 """
 from __future__ import annotations
 
-import gzip
 import json
 import math
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
-from analysis.errors import AnalysisError, CaptureError
+from analysis.errors import AnalysisError
 
 # The two flows of a run (testbed/topology.json): flow 1 is src1 -> dst1 on iperf3 port 5201, flow 2 src2 -> dst2 on
 # port 5202; two-flow runs keep flow 2's captures in separate files.
@@ -75,29 +71,9 @@ def capture_path(run_dir, name: str) -> Path | None:
 
 
 def read_capture(path):
-    """Per-packet table of a capture via ``analysis.ingest.read_pcap``; a ``.gz`` file is decompressed to a
-    temporary file first when the installed reader does not read gzip itself."""
+    """Per-packet table of a capture (plain, .gz or .xz: ``analysis.ingest.read_pcap`` reads all three)."""
     from analysis.ingest import read_pcap
-
-    path = Path(path)
-    if path.suffix != ".gz":  # plain and .xz: read_pcap reads them itself
-        return read_pcap(path)
-    try:
-        return read_pcap(path)
-    except CaptureError:
-        pass
-    fd, tmp = tempfile.mkstemp(suffix=".pcap", prefix="mpcc-gunzip-")
-    try:
-        with os.fdopen(fd, "wb") as out, gzip.open(path, "rb") as src:
-            shutil.copyfileobj(src, out, 1 << 20)
-        return read_pcap(tmp)
-    except (OSError, EOFError) as exc:
-        raise CaptureError(f"{path}: cannot decompress ({exc})") from None
-    finally:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    return read_pcap(path)
 
 
 def _f(x) -> float:

@@ -309,9 +309,9 @@ def decide(est: Est, reg, *, min_n=MIN_REPS) -> tuple[str, str]:
     return "inconclusive", "interval straddles the bound/tolerance"
 
 
-def fmt(x, nd=3):
+def fmt(x, nd=3, missing="nan"):
     if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "nan"
+        return missing
     if isinstance(x, float) and math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return f"{x:.{nd}g}"

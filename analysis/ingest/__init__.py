@@ -28,19 +28,14 @@ AUTO_CACHE_MIN_BYTES = 1_000_000  # cache=None caches only captures at least thi
 
 def _head(path, n=24) -> bytes:
     """First ``n`` bytes of the capture content (through gzip or xz if compressed)."""
-    from analysis.ingest.compressed import compression_of
-    kind = compression_of(path)
-    if kind is None:
-        with open(path, "rb") as f:
-            return f.read(n)
-    import gzip
     import lzma
     import zlib
-    opener = gzip.open if kind == "gzip" else lzma.open
+
+    from analysis.ingest.compressed import open_decompressed
     try:
-        with opener(path, "rb") as g:
-            return g.read(n)
-    except (OSError, EOFError, zlib.error, lzma.LZMAError):
+        with open_decompressed(path) as f:
+            return f.read(n)
+    except (EOFError, zlib.error, lzma.LZMAError):
         return b""
 
 

@@ -31,6 +31,16 @@ def compression_of(path) -> str | None:
     return None
 
 
+def open_decompressed(path):
+    """A binary stream of the file's content, through gzip or xz when the file is compressed."""
+    kind = compression_of(path)
+    if kind == "gzip":
+        return gzip.open(path, "rb")
+    if kind == "xz":
+        return lzma.open(path, "rb", format=lzma.FORMAT_XZ)
+    return open(path, "rb")
+
+
 def is_gzip(path) -> bool:
     return compression_of(path) == "gzip"
 

@@ -35,11 +35,8 @@ def _clean(v):
 
 
 def _g(x, nd=4):
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    if isinstance(x, float) and math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return f"{x:.{nd}g}"
+    from analysis.claims.core import fmt
+    return fmt(x, nd, missing="-")
 
 
 def _campaign_name(d: Path) -> str:
