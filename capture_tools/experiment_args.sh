@@ -13,6 +13,11 @@ parse_experiment_args() {
     backend="" out="" experiment="" cc="" cc2="" cbr_mbps="" path_mode="" link_delay_ms="" loss_pct="" duration_s=""
     flow2_offset_s=0 path_skew_ms=0 rep=1
     while [[ $# -gt 0 ]]; do
+        if [[ "$1" == -h || "$1" == --help ]]; then
+            # the calling script's header comment is its usage text
+            sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+            exit 0
+        fi
         [[ $# -ge 2 ]] || die "option $1 needs a value"
         case "$1" in
             --backend) backend=$2 ;; --out) out=$2 ;; --experiment) experiment=$2 ;; --cc) cc=$2 ;; --cc2) cc2=$2 ;;

@@ -16,6 +16,16 @@ out=$(cd "$out" && pwd)
 LOG="$out/capture.log"
 exec 3>>"$LOG"
 say() { echo "[$(date -u +%H:%M:%S.%N)] $*" >&3; }
+host_load_sample() { # -> JSON {wall_us, psi_some_us (null without PSI), loadavg1, ncpu}
+    local psi=null la wall
+    wall=$(date +%s%6N)
+    if [[ -r /proc/pressure/cpu ]]; then
+        psi=$(sed -n 's/^some .*total=\([0-9]*\)$/\1/p' /proc/pressure/cpu)
+        [[ "$psi" =~ ^[0-9]+$ ]] || psi=null
+    fi
+    read -r la _ < /proc/loadavg
+    printf '{"wall_us":%s,"psi_some_us":%s,"loadavg1":%s,"ncpu":%s}' "$wall" "$psi" "$la" "$(nproc)"
+}
 
 avail=$(cat /proc/sys/net/ipv4/tcp_available_congestion_control)
 for c in $cc $cc2; do
@@ -98,6 +108,7 @@ ss_loop() { # NS DST -> file
     pids+=("$!")
 }
 ss_loop "${P}src1" 10.4.1.2 "$out/ss/flow1.txt"
+host_load0=$(host_load_sample)
 say "flow1 start cc=$cc"
 ip netns exec "${P}src1" iperf3 -c 10.4.1.2 -p 5201 -C "$cc" -t "$duration_s" --json > "$out/iperf3/flow1-client.json" 2>>"$LOG" &
 c1=$!; pids+=("$c1")
@@ -120,6 +131,7 @@ wait "$c1" || { say "flow1 client failed"; exit 1; }
 wait "$srv1" || true
 [[ $flow2 == 0 ]] || wait "$srv2" || true
 say "flows done"
+host_load1=$(host_load_sample)
 counters1=$("$TB/netns.sh" counters 2>>"$LOG")
 # Round-robin parity over the whole run: with strict alternation the two paths' packet counts differ by at most a
 # few packets (nft mark counters: |d| <= 2 + 0.1 %; interface tx counters, which also see ARP/ND: |d| <= 4 + 0.5 %).
@@ -143,6 +155,12 @@ self_check=$(jq -n --argjson c0 "$counters0" --argjson c1 "$counters1" --argjson
     .ok = (.rtt_ok and ([.round_robin[] | .parity_ok, .single_path_ok] | all(. != false)))')
 say "self_check: $(jq -c . <<<"$self_check")"
 
+# Host CPU contention while the flows ran (the delay/loss shim and the captures share the host's cores):
+# PSI "some" stall share = delta(total stall us) / delta(wall us) (Linux Documentation/accounting/psi.rst).
+host_load=$(jq -n --argjson a "$host_load0" --argjson b "$host_load1" '
+    {loadavg_1min_start:$a.loadavg1, loadavg_1min_end:$b.loadavg1, ncpu:$a.ncpu,
+     cpu_pressure_some_pct:(if $a.psi_some_us != null and $b.psi_some_us != null and $b.wall_us > $a.wall_us
+        then ((($b.psi_some_us - $a.psi_some_us) / ($b.wall_us - $a.wall_us) * 1000 | round) / 10) else null end)}')
 qd=""
 for n in switch1 switch2 src1 src2; do qd+="== $n ==\n$(ip netns exec "$P$n" tc -s qdisc show)\n"; done
 params='{}'
@@ -151,7 +169,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
    --arg qd "$(printf '%b' "$qd")" --arg exp "$experiment" --arg cc "$cc" --arg cc2 "$cc2" --arg cbr "$cbr_mbps" \
    --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson t "$duration_s" \
    --argjson off "$flow2_offset_s" --argjson k "$path_skew_ms" --argjson rep "$rep" \
-   --argjson self_check "$self_check" \
+   --argjson self_check "$self_check" --argjson host_load "$host_load" \
    --arg sysctls "$(ip netns exec "${P}src1" sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling)" \
    --arg iperf3v "$(iperf3 --version 2>&1 | head -1)" --arg tcpdumpv "$(tcpdump --version 2>&1 | head -1)" \
    '{params: ($params + {experiment:$exp, cc:$cc, cc2:(if $cc2=="" then null else $cc2 end),
@@ -160,7 +178,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
      backend:"netns", kernel:$kernel, start_time:$start, sysctls:($sysctls|split("\n")), qdisc:$qd,
      tool_versions:{iperf3:$iperf3v, tcpdump:$tcpdumpv},
      delay_mechanism:$features.mechanism.delay, round_robin_mechanism:(if $pm=="multipath" then $features.mechanism.round_robin else "none" end),
-     fq:(if $features.fq then "fq" else "fq: not available" end), features:$features, self_check:$self_check, status:"complete"}' > "$out/meta.json.tmp"
+     fq:(if $features.fq then "fq" else "fq: not available" end), features:$features, self_check:$self_check, host_load:$host_load, status:"complete"}' > "$out/meta.json.tmp"
 mv "$out/meta.json.tmp" "$out/meta.json"
 # stop captures before declaring the run complete, so pcaps are flushed
 stop_captures

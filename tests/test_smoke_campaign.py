@@ -101,5 +101,8 @@ def test_self_check_recorded_round_robin_parity_and_rtt(smoke):
                 assert rr["single_path_ok"] is True, (d.name, router, rr)
         assert sc["rtt_median_ms"] is not None
         assert abs(sc["rtt_median_ms"] - sc["expected_rtt_ms"]) <= 2.0, (d.name, sc)
+        hl = meta["host_load"]  # CPU contention on the host while the flows ran (PSI "some" share, %)
+        assert hl["ncpu"] >= 1 and hl["loadavg_1min_start"] >= 0
+        assert hl["cpu_pressure_some_pct"] is None or 0 <= hl["cpu_pressure_some_pct"] <= 100, hl
         checked += 1
     assert checked >= 5

@@ -94,3 +94,10 @@ def test_bad_parameter_fails_before_any_root_command(env, tmp_path):
     res = subprocess.run([str(NETNS), "up", "--loss-pct", "abc"], env=env, capture_output=True, text=True)
     assert res.returncode == 2 and "loss-pct" in res.stderr
     assert _namespaces(env["MPCC_NS_PREFIX"]) == []
+
+
+def test_help_prints_usage_and_touches_nothing(env, tmp_path):
+    res = subprocess.run(["bash", str(ROOT / "capture_tools" / "run_experiment.sh"), "--help"], env=env,
+                         capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout.splitlines()[1].startswith("usage: run_experiment.sh --backend netns")
+    assert _namespaces(env["MPCC_NS_PREFIX"]) == []
