@@ -77,6 +77,7 @@ FAKE = textwrap.dedent("""\
     while [ $# -gt 0 ]; do case "$1" in --out) out=$2; shift 2;; --cc) cc=$2; shift 2;; *) shift;; esac; done
     echo started > "$out/router1.pcap"
     if [ "$cc" = bic ]; then echo "bic: not available on this kernel — skipped" > "$out/SKIPPED"; exit 3; fi
+    echo "${MPCC_NS_PREFIX:-} $(date +%s.%N)" > "$out/started"
     sleep "${FAKE_SLEEP:-0}"
     if [ -n "${FAKE_FAIL:-}" ] && [ "$cc" = bbr ]; then exit 1; fi
     date > "$out/COMPLETE"
@@ -144,6 +145,47 @@ def test_interrupted_campaign_finishes_on_rerun(tmp_path, fake_env, sig):
     assert r.returncode == 0, r.stderr
     final = [d for d in (out / "runs").iterdir() if not ".incomplete-" in d.name]
     assert len(final) == 7 and all((d / "COMPLETE").exists() or (d / "SKIPPED").exists() for d in final)
+
+
+@needs_root
+def test_jobs_run_concurrently_on_separate_testbeds(tmp_path, fake_env):
+    out = tmp_path / "out"
+    camp = REPO / "campaigns/smoke.yaml"
+    env = {**fake_env, "FAKE_SLEEP": "1", "MPCC_NS_PREFIX": "tj-"}
+    t0 = time.monotonic()
+    r = _mpcc(["campaign", "run", str(camp), "--out", str(out), "--jobs", "2"], env)
+    wall = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr
+    assert "6 completed, 1 skipped, 0 failed" in r.stderr
+    prefixes = {(d / "started").read_text().split()[0] for d in (out / "runs").iterdir() if (d / "started").exists()}
+    assert prefixes == {"tj-1-", "tj-2-"}
+    assert wall < 6 * 1.0 + 4  # 6 one-second runs on 2 workers overlap (sequentially they take >= 6 s + start-up)
+    meta = json.loads((out / "campaign.json").read_text())
+    assert meta["sessions"][-1]["jobs"] == 2
+
+
+@needs_root
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_parallel_campaign_finishes_on_rerun(tmp_path, fake_env, sig):
+    out = tmp_path / "out"
+    camp = REPO / "campaigns/smoke.yaml"
+    env = {**fake_env, "FAKE_SLEEP": "2"}
+    p = subprocess.Popen([sys.executable, "-m", "mpcc.cli", "campaign", "run", str(camp), "--out", str(out),
+                          "--jobs", "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(3)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode != 0 and b"Traceback" not in err
+    r = _mpcc(["campaign", "run", str(camp), "--out", str(out), "--jobs", "2"], env)
+    assert r.returncode == 0, r.stderr
+    final = [d for d in (out / "runs").iterdir() if ".incomplete-" not in d.name]
+    assert len(final) == 7 and all((d / "COMPLETE").exists() or (d / "SKIPPED").exists() for d in final)
+
+
+def test_jobs_need_the_netns_backend(tmp_path):
+    r = _mpcc(["campaign", "run", str(REPO / "campaigns/smoke.yaml"), "--out", str(tmp_path / "o"),
+               "--backend", "vagrant", "--jobs", "2"], dict(os.environ))
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "only the netns backend" in r.stderr
 
 
 def test_dry_run_lists_runs_without_root(tmp_path):

@@ -1,4 +1,5 @@
-"""The smoke campaign for real on the netns backend (root; CI runs it): every experiment type end to end."""
+"""The smoke campaign for real on the netns backend (root; CI runs it): every experiment type end to end, two runs
+at a time (``--jobs 2``) on separate namespace testbeds."""
 import json
 import os
 import subprocess
@@ -20,12 +21,14 @@ def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("smoke")
     env = {**os.environ, "MPCC_NS_PREFIX": "smk-"}
     r = subprocess.run([sys.executable, "-m", "mpcc.cli", "campaign", "run", str(REPO / "campaigns/smoke.yaml"),
-                        "--backend", "netns", "--out", str(out)], env=env, capture_output=True, text=True,
+                        "--backend", "netns", "--out", str(out), "--jobs", "2"], env=env, capture_output=True, text=True,
                        timeout=900)
     assert "Traceback" not in r.stderr
     assert r.returncode == 0, r.stderr[-2000:]
     leftovers = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert "smk-" not in leftovers
+    # two workers, each on its own testbed (prefixes smk-1-, smk-2-): the checks below hold for parallel runs too
+    assert json.loads((out / "campaign.json").read_text())["sessions"][-1]["jobs"] == 2
     return out / "runs"
 
 

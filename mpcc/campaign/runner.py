@@ -8,6 +8,11 @@ Layout of ``OUT``::
 
 A run directory with ``COMPLETE`` or ``SKIPPED`` is never touched again. One without either marker is incomplete: it is
 moved aside to ``<run_id>.incomplete-<UTC time>`` (never deleted) and the run is redone.
+
+``jobs > 1`` (netns backend only) runs that many runs at once, each worker on its own testbed (namespace prefix
+``$MPCC_NS_PREFIX<k>-``). The runs are independent (separate namespaces, links, queues and shims); each run's
+``meta.json`` records the host's CPU contention while its flows ran (``host_load``), and ``campaign.json`` records the
+number of workers per session.
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +83,11 @@ def _die_with_parent():  # child gets SIGTERM (and its trap tears down) if the r
         pass
 
 
+def _ns_prefix(worker: int | None) -> str:
+    base = os.environ.get("MPCC_NS_PREFIX", "mpcc-")
+    return base if worker is None else f"{base}{worker}-"
+
+
 @dataclass
 class Outcome:
     complete: int = 0
@@ -85,7 +96,8 @@ class Outcome:
     already: int = 0
 
 
-def _prepare_out(out: Path, campaign_file: Path, campaign: Campaign, backend: str, seed: int, order: list[Run]):
+def _prepare_out(out: Path, campaign_file: Path, campaign: Campaign, backend: str, seed: int, order: list[Run],
+                 jobs: int = 1):
     out.mkdir(parents=True, exist_ok=True)
     (out / "runs").mkdir(exist_ok=True)
     text = campaign_file.read_text()
@@ -102,13 +114,14 @@ def _prepare_out(out: Path, campaign_file: Path, campaign: Campaign, backend: st
     meta.update({"name": campaign.name, "seed": seed, "backend": backend, "order": [r.run_id for r in order],
                  "n_runs": len(order)})
     meta.setdefault("sessions", []).append({"started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                            **source_version()})
+                                            "jobs": jobs, **source_version()})
     tmp = meta_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(meta, indent=2))
     tmp.replace(meta_path)
 
 
-def _run_one(run: Run, run_dir: Path, campaign: Campaign, backend: str, seed: int) -> str:
+def _run_one(run: Run, run_dir: Path, campaign: Campaign, backend: str, seed: int, worker: int | None = None,
+             procs: dict | None = None) -> str:
     status = run_status(run_dir)
     if status == "incomplete":
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -117,11 +130,17 @@ def _run_one(run: Run, run_dir: Path, campaign: Campaign, backend: str, seed: in
     params = {**run.params(), "campaign": campaign.name, "seed": seed, "backend": backend}
     (run_dir / "params.json").write_text(json.dumps(params, indent=2))
     cmd = ["bash", str(experiment_script(backend)), "--backend", backend, "--out", str(run_dir), *run.args()]
+    env = {**os.environ, "MPCC_NS_PREFIX": _ns_prefix(worker)}
     with open(run_dir / "runner.log", "w") as log:
         # own session: a terminal's Ctrl-C reaches only the runner, which forwards exactly ONE SIGINT (a second
         # signal could cut the capture tool's teardown short)
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                preexec_fn=_die_with_parent, start_new_session=True)
+        if worker is None:
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                                    preexec_fn=_die_with_parent, start_new_session=True)
+        else:  # worker thread: preexec_fn is unsafe with threads; setpriv sets the parent-death signal instead
+            proc = subprocess.Popen(["setpriv", "--pdeathsig", "TERM", *cmd], stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+            procs[worker] = proc
         try:
             rc = proc.wait()
         except KeyboardInterrupt:  # SIGINT or SIGTERM to the runner: the capture tool's trap tears down, then stop
@@ -138,24 +157,76 @@ def _run_one(run: Run, run_dir: Path, campaign: Campaign, backend: str, seed: in
     return "failed"
 
 
+def _run_parallel(todo, out, campaign, backend, seed, jobs, bar, result, failed_ids):
+    """``jobs`` worker threads take runs from one queue in the campaign's order. On SIGINT/SIGTERM the main thread
+    stops handing out runs, sends each running capture tool exactly one SIGINT (its trap tears down) and waits."""
+    queue = list(reversed(todo))
+    guard = threading.Lock()
+    stop = threading.Event()
+    procs: dict = {}
+
+    def worker(k: int):
+        while not stop.is_set():
+            with guard:
+                if not queue:
+                    return
+                run = queue.pop()
+            try:
+                outcome = _run_one(run, out / "runs" / run.run_id, campaign, backend, seed, worker=k, procs=procs)
+            except Exception as e:  # noqa: BLE001 - reported as a failed run, never lost
+                print(f"runner: {run.run_id}: {e}", file=sys.stderr)
+                outcome = "failed"
+            with guard:
+                if stop.is_set() and outcome == "failed":
+                    return  # interrupted: the incomplete directory is redone on resume
+                setattr(result, outcome, getattr(result, outcome) + 1)
+                if outcome == "failed":
+                    failed_ids.append(run.run_id)
+                bar.set_postfix_str(run.run_id[:60])
+                bar.update(1)
+
+    threads = [threading.Thread(target=worker, args=(k,), name=f"run-worker-{k}") for k in range(1, jobs + 1)]
+    for t in threads:
+        t.start()
+    try:
+        while any(t.is_alive() for t in threads):
+            for t in threads:
+                t.join(timeout=0.2)
+    except KeyboardInterrupt:
+        stop.set()
+        for p in list(procs.values()):
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        for t in threads:
+            t.join(timeout=120)
+        raise
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: str, seed: int) -> Outcome:
+def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: str, seed: int,
+                 jobs: int = 1) -> Outcome:
     if backend not in BACKENDS:
         raise UserError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
+    if jobs < 1:
+        raise UserError(f"--jobs must be >= 1, got {jobs}")
+    if jobs > 1 and backend != "netns":
+        raise UserError(f"--jobs {jobs}: only the netns backend can run several testbeds at once")
     if os.geteuid() != 0:
         raise UserError("running a campaign needs root (network namespaces, tc, nft); try --dry-run")
     if not experiment_script(backend).exists():
         raise UserError(f"missing {experiment_script(backend)}")
     order = ordered_runs(campaign, seed)
-    _prepare_out(out, campaign_file, campaign, backend, seed, order)
+    out.mkdir(parents=True, exist_ok=True)
     lock = open(out / ".campaign.lock", "w")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
+        lock.close()
         raise UserError(f"another campaign runner is using {out}") from None
+    _prepare_out(out, campaign_file, campaign, backend, seed, order, jobs)
     # Ctrl-C works even when started in the background (shells start background jobs with SIGINT ignored), and
     # SIGTERM (kill, a scheduler) stops as cleanly as Ctrl-C: the current run is torn down and redone on resume
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -171,13 +242,16 @@ def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: st
     bar = tqdm(total=len(order), initial=result.already, unit="run", desc=campaign.name, file=sys.stderr,
                dynamic_ncols=True)
     try:
-        for run in todo:
-            bar.set_postfix_str(run.run_id[:60])
-            outcome = _run_one(run, out / "runs" / run.run_id, campaign, backend, seed)
-            setattr(result, outcome, getattr(result, outcome) + 1)
-            if outcome == "failed":
-                failed_ids.append(run.run_id)
-            bar.update(1)
+        if jobs == 1:
+            for run in todo:
+                bar.set_postfix_str(run.run_id[:60])
+                outcome = _run_one(run, out / "runs" / run.run_id, campaign, backend, seed)
+                setattr(result, outcome, getattr(result, outcome) + 1)
+                if outcome == "failed":
+                    failed_ids.append(run.run_id)
+                bar.update(1)
+        else:
+            _run_parallel(todo, out, campaign, backend, seed, jobs, bar, result, failed_ids)
     finally:
         bar.close()
         lock.close()

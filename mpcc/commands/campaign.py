@@ -1,4 +1,4 @@
-"""``mpcc campaign run CAMPAIGN --backend netns --out DIR [--dry-run] [--seed N]``."""
+"""``mpcc campaign run CAMPAIGN --backend netns --out DIR [--jobs N] [--dry-run] [--seed N]``."""
 from __future__ import annotations
 
 import sys
@@ -19,6 +19,8 @@ def add_arguments(p):
     r.add_argument("--backend", choices=BACKENDS, default="netns")
     r.add_argument("--out", help="output directory (default: data/raw/<campaign name>)")
     r.add_argument("--seed", type=int, help="seed of the run order (default: the campaign's seed)")
+    r.add_argument("--jobs", type=int, default=1,
+                   help="runs at once, each on its own namespace testbed (netns backend only; default 1)")
     r.add_argument("--dry-run", action="store_true", help="list the runs and the time they take; run nothing")
 
 
@@ -34,7 +36,7 @@ def run(args) -> int:
         print(f"{len(order)} runs, seed {seed}; traffic time {traffic:g} s = {traffic / 3600:.2f} h "
               f"(plus ~10 s set-up/teardown per run: ~{(traffic + 10 * len(order)) / 3600:.2f} h)", file=sys.stderr)
         return 0
-    res = run_campaign(campaign, Path(args.campaign), out, args.backend, seed)
+    res = run_campaign(campaign, Path(args.campaign), out, args.backend, seed, jobs=args.jobs)
     print(f"{campaign.name}: {res.complete} completed, {res.skipped} skipped, {res.failed} failed, "
           f"{res.already} already done -> {out}", file=sys.stderr)
     return 1 if res.failed else 0
