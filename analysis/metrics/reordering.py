@@ -137,10 +137,43 @@ def rfc5236_rd(seq_in_arrival_order, dt: int = DEFAULT_DT, *, counts: bool = Fal
     "RI = 1". For streams numbered from 1 (all numbers >= 1) the two are identical: if 1 is in the window, both are 1;
     otherwise the pseudo-code's first step finds RI = 1 in neither window nor (empty) buffer and sets
     RI = min(window). The start also makes a stream numbered from any other origin work.
+
+    Computed by a compiled loop (numba, when installed and the stream is long) that executes the same statements
+    as the Python loop :func:`_rd_freq_py` (the fallback), on int64 values; tests/test_metrics_vectorised_equal.py
+    requires both to give identical results.
     """
     if int(dt) != dt or dt < 0:
         raise ValueError("rfc5236_rd: DT must be a non-negative integer")
-    arrivals = iter(_seq_array(seq_in_arrival_order).tolist())
+    s = _seq_array(seq_in_arrival_order)
+    freq = _rd_freq(s, dt)
+    return dict(sorted(freq.items())) if counts else _normalise(freq)
+
+
+def rfc5236_rbd(seq_in_arrival_order, bt: int = DEFAULT_BT, *, counts: bool = False) -> dict:
+    """RFC 5236 Reorder Buffer-occupancy Density: {occupancy B (packets): fraction of counted packets}.
+
+    ``bt``: buffer-occupancy threshold BT (packets); window of BT+1 non-duplicate arrivals, the
+    smallest of which is the next expected sequence number E (a packet not among them by then is
+    treated as lost). B, the number of early packets held in the hypothetical buffer, is recorded once
+    per packet taken from the window, after that packet was buffered or released the buffer.
+    ``counts=True`` returns the raw frequencies FB[B] instead of the density (FB[B] / sum of FB).
+
+    Computed by a compiled loop (numba, when installed and the stream is long) over the ranks of the sequence
+    numbers (RBD only compares them), executing the statements of the Python loop :func:`_rbd_freq_py` (the
+    fallback); tests/test_metrics_vectorised_equal.py requires both to give identical results.
+    """
+    if int(bt) != bt or bt < 0:
+        raise ValueError("rfc5236_rbd: BT must be a non-negative integer")
+    s = _seq_array(seq_in_arrival_order)
+    freq = _rbd_freq(s, bt)
+    return dict(sorted(freq.items())) if counts else _normalise(freq)
+
+
+# ---------------------------------------------------------------- RFC 5236 loops: Python reference and compiled
+
+def _rd_freq_py(s: np.ndarray, dt) -> dict:
+    """FLE[D] of :func:`rfc5236_rd` by the authors' pseudo-code, in Python (the fallback and the definition)."""
+    arrivals = iter(s.tolist())
     window = _initial_window(arrivals, dt + 1)  # Step 1: first DT+1 unique sequence numbers
     buffer: set = set()
     freq: dict = {}
@@ -172,21 +205,12 @@ def rfc5236_rd(seq_in_arrival_order, dt: int = DEFAULT_DT, *, counts: bool = Fal
             cands = list(window) + list(buffer)
             m = min(cands)
             ri = m if ri < m else ri + 1
-    return dict(sorted(freq.items())) if counts else _normalise(freq)
+    return freq
 
 
-def rfc5236_rbd(seq_in_arrival_order, bt: int = DEFAULT_BT, *, counts: bool = False) -> dict:
-    """RFC 5236 Reorder Buffer-occupancy Density: {occupancy B (packets): fraction of counted packets}.
-
-    ``bt``: buffer-occupancy threshold BT (packets); window of BT+1 non-duplicate arrivals, the
-    smallest of which is the next expected sequence number E (a packet not among them by then is
-    treated as lost). B, the number of early packets held in the hypothetical buffer, is recorded once
-    per packet taken from the window, after that packet was buffered or released the buffer.
-    ``counts=True`` returns the raw frequencies FB[B] instead of the density (FB[B] / sum of FB).
-    """
-    if int(bt) != bt or bt < 0:
-        raise ValueError("rfc5236_rbd: BT must be a non-negative integer")
-    arrivals = iter(_seq_array(seq_in_arrival_order).tolist())
+def _rbd_freq_py(s: np.ndarray, bt) -> dict:
+    """FB[B] of :func:`rfc5236_rbd` by the authors' pseudo-code, in Python (the fallback and the definition)."""
+    arrivals = iter(s.tolist())
     window = _initial_window(arrivals, bt + 1)
     buffer: set = set()
     freq: dict = {}
@@ -211,7 +235,63 @@ def rfc5236_rbd(seq_in_arrival_order, bt: int = DEFAULT_BT, *, counts: bool = Fa
             if not (v <= e or v in window or v in buffer):
                 window.append(v)
                 break
-    return dict(sorted(freq.items())) if counts else _normalise(freq)
+    return freq
+
+
+_NUMBA: dict = {}
+NUMBA_MIN_PACKETS = 2000  # shorter streams: the Python loop takes a few ms, not worth importing numba
+_SAFE = 1 << 60           # int64 values within +-2**60: RI +- 1, RI - S and the clamped DT cannot overflow
+
+
+def have_numba() -> bool:
+    """True if numba is importable (the RFC 5236 loops are then compiled for long streams)."""
+    if "rd" not in _NUMBA:
+        try:
+            from analysis.metrics import rfc5236_kernel
+            _NUMBA["rd"] = rfc5236_kernel.rd_kernel
+            _NUMBA["rbd"] = rfc5236_kernel.rbd_kernel
+        except Exception:  # noqa: BLE001 - numba absent or broken: the Python loops
+            _NUMBA["rd"] = None
+    return _NUMBA["rd"] is not None
+
+
+def _rd_freq(s: np.ndarray, dt, *, accel: bool | None = None) -> dict:
+    """FLE[D] ({D: count}, unsorted) of a validated int64 stream. ``accel``: True = compiled loop (error without
+    numba), False = Python loop, None = compiled when numba is installed and the stream is long."""
+    if accel is None:
+        accel = s.size >= NUMBA_MIN_PACKETS and have_numba()
+    if not accel or s.size == 0:
+        return _rd_freq_py(s, dt)
+    if not have_numba():
+        raise RuntimeError("numba is not installed")
+    vmin, vmax = int(s.min()), int(s.max())
+    if vmin < -_SAFE or vmax > _SAFE:
+        return _rd_freq_py(s, dt)
+    # a DT beyond the stream changes nothing: the window holds at most every distinct arrival (<= n) and
+    # |D| = |RI - S| <= vmax + 1 - vmin (RI stays within [vmin, vmax + 1]); clamped, DT fits int64
+    dt = min(int(dt), s.size + (vmax - vmin) + 2)
+    dout = np.empty(s.size, np.int64)
+    k = _NUMBA["rd"](s, dt, dout, vmax)
+    if k < 0:
+        raise RuntimeError("rfc5236_rd: the RFC 5236 loop cannot progress on this stream")
+    d, c = np.unique(dout[:k], return_counts=True)
+    return {int(a): int(b) for a, b in zip(d, c)}
+
+
+def _rbd_freq(s: np.ndarray, bt, *, accel: bool | None = None) -> dict:
+    """FB[B] ({B: count}) of a validated int64 stream; ``accel`` as for :func:`_rd_freq`."""
+    if accel is None:
+        accel = s.size >= NUMBA_MIN_PACKETS and have_numba()
+    if not accel or s.size == 0:
+        return _rbd_freq_py(s, bt)
+    if not have_numba():
+        raise RuntimeError("numba is not installed")
+    u, r = np.unique(s, return_inverse=True)
+    hist = np.zeros(s.size + 1, np.int64)
+    bt = min(int(bt), s.size + 1)  # a window larger than the stream changes nothing; clamped, BT fits int64
+    _NUMBA["rbd"](r.astype(np.int64).ravel(), int(u.size), bt, hist)
+    nz = np.flatnonzero(hist)
+    return {int(k): int(hist[k]) for k in nz}
 
 
 # ---------------------------------------------------------------- TCP wrapper over the per-packet table
@@ -284,15 +364,15 @@ def tcp_reordering(receiver_df: pd.DataFrame, sender_df: pd.DataFrame | None = N
             raise NoTrafficError("the sender capture holds no data segment of the receiver's largest TCP flow")
         tx_seq = unwrap_seq(tx["seq"].to_numpy(), base)
         tx_len = tx["payload_len"].to_numpy().astype(np.int64)
-        pairs = pd.Series(1, index=pd.MultiIndex.from_arrays([tx_seq, tx_len])).groupby(level=[0, 1]).sum()
-        once_pairs = set(pairs[pairs == 1].index.tolist())
-        start_counts = pd.Series(tx_seq).value_counts()
-        once = {p for p in once_pairs if start_counts[p[0]] == 1}
-        keep = np.array([(a, b) in once for a, b in zip(rx_seq.tolist(), rx_len.tolist())], dtype=bool)
+        # sent exactly once: the only segment starting at its seq (then also its (seq, len) pair is unique);
+        # a received segment is evaluated when its (seq, len) is such a segment of the sender
+        u, first, cnt = np.unique(tx_seq, return_index=True, return_counts=True)
+        pos = np.minimum(np.searchsorted(u, rx_seq), max(u.size - 1, 0))
+        keep = (u[pos] == rx_seq) & (cnt[pos] == 1) & (tx_len[first[pos]] == rx_len)
         basis = "sender-filtered"
     else:
-        vc = pd.Series(rx_seq).value_counts()
-        keep = (vc.reindex(rx_seq).to_numpy() == 1)
+        _, inv, cnt = np.unique(rx_seq, return_inverse=True, return_counts=True)
+        keep = cnt[inv.ravel()] == 1
         basis = "receiver-only"
     kept = rx_seq[keep]
     if kept.size == 0:

@@ -22,7 +22,7 @@ exec 3>>"$LOG"
 say() { echo "[$(date -u +%H:%M:%S.%N)] $*" >&3; }
 trap 'say "failed at line $LINENO: $BASH_COMMAND"' ERR
 on() { local n=$1; shift; bash "$BE" exec "$n" -- bash -c "$*"; }   # run a shell string as root on a VM
-G=/var/tmp/mpcc-run   # run directory inside each VM
+G=/dev/shm/mpcc-run   # run directory inside each VM (tmpfs: no emulated disk I/O per captured packet)
 
 flow2=0
 [[ -n "$cc2" || -n "$cbr_mbps" ]] && flow2=1
@@ -87,11 +87,11 @@ rtt_med=$(on src1 "ping -n -c 10 -i 0.1 10.4.1.2 || true" | sed -n 's/.*time=\([
           | awk 'NF{v[++n]=$1} END{if(n==0){print "null"} else if(n%2){print v[(n+1)/2]} else {print (v[n/2]+v[n/2+1])/2}}')
 
 tcpd=()
-tcpd+=("router1 $(bg router1 tcpdump-r1 "tcpdump -i $r1_if1 -s 128 -n -U -w $G/router1.pcap")")
-tcpd+=("router2 $(bg router2 tcpdump-r2 "tcpdump -i $r2_if1 -s 128 -n -U -w $G/receiver.pcap")")
+tcpd+=("router1 $(bg router1 tcpdump-r1 "tcpdump -i $r1_if1 -s 128 -n -w $G/router1.pcap")")
+tcpd+=("router2 $(bg router2 tcpdump-r2 "tcpdump -i $r2_if1 -s 128 -n -w $G/receiver.pcap")")
 if [[ $flow2 == 1 ]]; then
-    tcpd+=("router1 $(bg router1 tcpdump-r1f2 "tcpdump -i $r1_if2 -s 128 -n -U -w $G/router1-flow2.pcap")")
-    tcpd+=("router2 $(bg router2 tcpdump-r2f2 "tcpdump -i $r2_if2 -s 128 -n -U -w $G/receiver-flow2.pcap")")
+    tcpd+=("router1 $(bg router1 tcpdump-r1f2 "tcpdump -i $r1_if2 -s 128 -n -w $G/router1-flow2.pcap")")
+    tcpd+=("router2 $(bg router2 tcpdump-r2f2 "tcpdump -i $r2_if2 -s 128 -n -w $G/receiver-flow2.pcap")")
 fi
 srv1=$(bg dst1 srv1 "iperf3 -s -1 -p 5201 --json > $G/flow1-server.json")
 srv2=""
