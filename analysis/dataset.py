@@ -30,6 +30,8 @@ Columns and units
   Density with DT = 3: fraction of the arrivals RD keeps whose displacement D != 0, i.e. 1 - RD[0]); all at
   receiver.pcap, over segments router1 saw sent exactly once (``tcp_reordering`` "sender-filtered").
 * udp_loss_pct (%), udp_jitter_ms (ms): iperf3 server; NaN for TCP. self_check_ok: meta.json "self_check".ok.
+* host_cpu_pressure_pct (%): share of wall time some task on the recording host waited for a CPU while the flows
+  ran (meta.json "host_load", Linux PSI); NaN for runs recorded before it was measured.
 
 Cache: ``RUN_DIR/derived/flows.parquet`` + ``RUN_DIR/derived/fingerprint.json`` (size, mtime and sha256 of every
 input file plus the loader's version). A run is re-analysed only when an input's content changed: equal
@@ -53,7 +55,7 @@ import pandas as pd
 from analysis.errors import AnalysisError
 from analysis import runmeta
 
-DERIVED_VERSION = 1  # bump when the rows' definition changes: every cache is then rebuilt
+DERIVED_VERSION = 2  # bump when the rows' definition changes: every cache is then rebuilt
 
 COLUMNS = [
     "run_id", "campaign", "experiment", "cc", "cc2", "cc_pair", "path_mode", "link_delay_ms", "loss_pct",
@@ -62,12 +64,12 @@ COLUMNS = [
     "overlap_goodput_mbps", "jain", "rtt_mean_ms", "rtt_median_ms", "rtt_p95_ms", "rtt_samples", "data_pkts",
     "data_bytes", "sack_acks", "sack_blocks", "dsack_blocks", "retransmissions", "spurious_retransmissions",
     "reorder_ratio", "reorder_extent_max", "reorder_n3", "rd_nonzero_frac", "udp_loss_pct", "udp_jitter_ms",
-    "self_check_ok",
+    "self_check_ok", "host_cpu_pressure_pct",
 ]
 FLOAT_COLS = ["link_delay_ms", "loss_pct", "cbr_mbps", "duration_s", "flow2_offset_s", "path_skew_ms",
               "goodput_mbps", "iperf3_goodput_mbps", "overlap_goodput_mbps", "jain", "rtt_mean_ms",
               "rtt_median_ms", "rtt_p95_ms", "reorder_ratio", "reorder_extent_max", "reorder_n3",
-              "rd_nonzero_frac", "udp_loss_pct", "udp_jitter_ms", "data_pkts", "data_bytes", "sack_acks",
+              "rd_nonzero_frac", "udp_loss_pct", "udp_jitter_ms", "host_cpu_pressure_pct", "data_pkts", "data_bytes", "sack_acks",
               "sack_blocks", "dsack_blocks", "retransmissions", "spurious_retransmissions", "rtt_samples"]
 RUNS_COLUMNS = ["run_id", "status", "reason", "experiment", "cc", "cc2", "path_mode", "link_delay_ms", "loss_pct",
                 "cbr_mbps", "path_skew_ms", "rep"]
@@ -227,6 +229,8 @@ def analyze_run(run_dir) -> pd.DataFrame:
         "backend": p.get("backend") or meta.get("backend"), "kernel": meta.get("kernel"),
         "delay_mechanism": meta.get("delay_mechanism"), "round_robin_mechanism": meta.get("round_robin_mechanism"),
         "self_check_ok": (bool(sc["ok"]) if sc is not None and sc.get("ok") is not None else None),
+        "host_cpu_pressure_pct": _num_or_nan((meta.get("host_load") or {}).get("cpu_pressure_some_pct")
+                                             if isinstance(meta.get("host_load"), dict) else None),
     }
     flows = [(1, "tcp", cc)] + ([(2, "tcp", cc2) if cc2 else (2, "udp", "udp")] if two_flow else [])
     per = {}

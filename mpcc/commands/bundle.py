@@ -159,6 +159,35 @@ def _recording_commits(camp: Path) -> list[str]:
     return out
 
 
+def _sessions(camp: Path) -> list[dict]:
+    """Recording sessions from ``campaign.json``: start time, commit, and how many runs ran at once (``jobs``)."""
+    try:
+        sessions = json.loads((camp / "campaign.json").read_text()).get("sessions", [])
+    except (OSError, ValueError):
+        return []
+    return [{"started_utc": x.get("started_utc"), "git_commit": x.get("git_commit"), "jobs": x.get("jobs", 1)}
+            for x in sessions if isinstance(x, dict)]
+
+
+def _host_load_summary(metas: dict) -> dict:
+    """Host CPU contention while the flows ran (meta.json ``host_load.cpu_pressure_some_pct``, %), over the runs
+    that recorded it; ``missing`` counts complete runs recorded before it was measured."""
+    vals, missing = [], 0
+    for m in metas.values():
+        if m.get("status") != "complete":
+            continue
+        v = (m.get("host_load") or {}).get("cpu_pressure_some_pct") if isinstance(m.get("host_load"), dict) else None
+        if isinstance(v, (int, float)):
+            vals.append(float(v))
+        else:
+            missing += 1
+    if not vals:
+        return {"n": 0, "missing": missing}
+    q = sorted(vals)
+    pick = lambda f: q[min(len(q) - 1, int(round(f * (len(q) - 1))))]  # noqa: E731 - nearest-rank quantile
+    return {"n": len(q), "missing": missing, "median": pick(0.5), "p90": pick(0.9), "max": q[-1]}
+
+
 def _git_commit() -> str:
     try:
         head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -232,6 +261,12 @@ def _readme(manifest: dict) -> str:
     mech = "\n".join(f"  * {k}: {', '.join(v)}" for k, v in sorted(m["mechanisms"].items())) or "  * (not recorded)"
     failed = "\n".join(f"* {r}: {why}" for r, why in sorted(m["not_analysed"].items())) or "* none"
     captured = "\n".join(f"* `{r}`" for r in m["captured_runs"]) or "* none"
+    sess = "\n".join(f"  * {x['started_utc']}: commit {(x['git_commit'] or 'unknown')[:12]}, {x['jobs']} run(s) at once"
+                     for x in m.get("sessions", [])) or "  * (not recorded)"
+    hl = m.get("host_load", {})
+    load = (f"median {hl['median']:g} %, 90th percentile {hl['p90']:g} %, max {hl['max']:g} % over {hl['n']} runs"
+            if hl.get("n") else "not measured") + (f"; not measured for {hl['missing']} runs recorded before "
+                                                    f"the field existed" if hl.get("missing") else "")
     no_room = len(m["configurations_without_captures"])
     return f"""# data/sample — bundled campaign `{m['campaign']}`
 
@@ -243,6 +278,11 @@ synthetic: every number comes from the captures, `ss` samples and iperf3 output 
 * campaign file: `campaign.yaml` (copied from the campaign directory), profile `{m['campaign']}`
 * code that recorded the runs: {', '.join(m['recording_commits']) or 'not recorded in campaign.json'} (git commit per
   recording session, from `campaign.json`); code that analysed and bundled them: {m['git_commit']}
+* recording sessions (resumes of the same campaign; `jobs` = runs recorded at once, each on its own namespace
+  testbed):
+{sess}
+* host CPU contention while the flows ran (`meta.json` `host_load.cpu_pressure_some_pct`: share of wall time some
+  task waited for a CPU, Linux PSI; the column `host_cpu_pressure_pct` of `load_campaign`): {load}
 * kernel(s): {', '.join(m['kernels']) or 'unknown'}
 * recorded: {m['first_start'] or '?'} … {m['last_start'] or '?'} (run start times from meta.json, UTC)
 * tools: {', '.join(m['tools']) or 'unknown'}
@@ -396,7 +436,8 @@ def _manifest(camp, df, runs, metas, captured, no_room, max_mb) -> dict:
     return {
         "campaign": str(df["campaign"].dropna().iloc[0]) if len(df) else camp.name,
         "source": _portable(camp), "bundled_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "git_commit": _git_commit(), "recording_commits": _recording_commits(camp), "kernels": sorted(kernels), "backends": sorted(backends) or ["unknown"],
+        "git_commit": _git_commit(), "recording_commits": _recording_commits(camp),
+        "sessions": _sessions(camp), "host_load": _host_load_summary(metas), "kernels": sorted(kernels), "backends": sorted(backends) or ["unknown"],
         "first_start": starts[0] if starts else None, "last_start": starts[-1] if starts else None,
         "tools": sorted(tools), "mechanisms": {k: sorted(v) for k, v in mech.items()},
         "ccs_unavailable": sorted(cc for cc, oks in cc_avail.items() if oks == {False} and cc in wanted),
