@@ -38,8 +38,17 @@ def run_status(run_dir) -> tuple[str, str]:
 
 
 def _read_json(path: Path):
+    """JSON of ``path``, or of its compressed form ``path.xz`` / ``path.gz`` (bundles); None if none exists."""
+    from analysis.ingest.compressed import open_decompressed
+    for cand in (path, path.with_name(path.name + ".xz"), path.with_name(path.name + ".gz")):
+        if cand.is_file():
+            path = cand
+            break
+    else:
+        return None
     try:
-        return json.loads(path.read_text())
+        with open_decompressed(path) as f:
+            return json.loads(f.read())
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

@@ -1,6 +1,7 @@
 """analysis.figures: ss sample parsing (hand-written ss output, answers known by construction), BDP, per-group
 means with CIs, paper-vs-ours joins; bundle's capture priority."""
 import gzip
+import lzma
 
 import numpy as np
 import pandas as pd
@@ -58,6 +59,9 @@ def test_parse_ss_reads_files_and_gzip(tmp_path):
     p = ss_path(run, 1)
     assert p.name == "flow1.txt.gz"
     pd.testing.assert_frame_equal(parse_ss(p), parse_ss(SS_TEXT))
+    (run / "ss" / "flow1.txt.xz").write_bytes(lzma.compress(SS_TEXT.encode(), format=lzma.FORMAT_XZ))
+    assert ss_path(run, 1).name == "flow1.txt.xz"  # the bundle's form wins over a leftover .gz
+    pd.testing.assert_frame_equal(parse_ss(ss_path(run, 1)), parse_ss(SS_TEXT))
     (run / "ss" / "flow1.txt").write_text(SS_TEXT)
     assert ss_path(run, 1).name == "flow1.txt"
     pd.testing.assert_frame_equal(parse_ss(ss_path(run, 1)), parse_ss(SS_TEXT))

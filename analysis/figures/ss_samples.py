@@ -7,7 +7,6 @@ File format: blocks, each starting with a line ``# ts=<epoch seconds>``, then ``
 ``ssthresh:<packets>``, ``minrtt:<ms>``, ``delivery_rate <bit/s>bps`` ...). iperf3's control connection to the same
 server port appears too: :func:`data_connection` picks the data connection (the one that moved the most bytes).
 """
-import gzip
 import re
 from pathlib import Path
 
@@ -57,8 +56,9 @@ def _details(conn: dict, line: str):
 
 
 def ss_path(run_dir, flow: int = 1) -> Path | None:
-    """``RUN_DIR/ss/flow<N>.txt`` or its gzip'd form ``.txt.gz`` (the bundled data/sample); None if neither."""
-    for name in (f"flow{flow}.txt", f"flow{flow}.txt.gz"):
+    """``RUN_DIR/ss/flow<N>.txt`` or its compressed form ``.txt.xz`` (the bundled data/sample) / ``.txt.gz``; None if
+    none exists."""
+    for name in (f"flow{flow}.txt", f"flow{flow}.txt.xz", f"flow{flow}.txt.gz"):
         p = Path(run_dir) / "ss" / name
         if p.is_file():
             return p
@@ -67,16 +67,14 @@ def ss_path(run_dir, flow: int = 1) -> Path | None:
 
 def _read_text(source) -> str:
     if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and Path(source).is_file()):
-        p = Path(source)
-        if p.suffix == ".gz":
-            with gzip.open(p, "rt", errors="replace") as f:
-                return f.read()
-        return p.read_text(errors="replace")
+        from analysis.ingest.compressed import open_decompressed
+        with open_decompressed(Path(source)) as f:  # plain, gzip or xz (by magic bytes)
+            return f.read().decode(errors="replace")
     return str(source)
 
 
 def parse_ss(source) -> pd.DataFrame:
-    """Parse an ``ss -ti`` sample file (path, optionally ``.gz``, or the text itself) into one row per
+    """Parse an ``ss -ti`` sample file (path, optionally ``.gz``/``.xz``, or the text itself) into one row per
     (sample, socket).
 
     Columns: ts (epoch s), state, local, peer, cc, cwnd_pkts / ssthresh_pkts / unacked_pkts (packets), mss_bytes,

@@ -3,8 +3,8 @@
 What goes into ``OUT/runs/<run_id>/`` (layout: docs/architecture.md):
 * every complete run: params.json, meta.json, COMPLETE, capture.log, the derived table written by
   :func:`analysis.dataset.load_campaign` (``derived/flows.parquet`` + ``derived/fingerprint.json``, which keeps the
-  sha256 of the original captures), the ``ss`` samples gzip'd (``ss/flowN.txt.gz``) and the iperf3 JSON gzip'd
-  (``iperf3/*.json.gz``);
+  sha256 of the original captures; rewritten without pandas metadata and column statistics, 2.7x smaller, same
+  rows), the ``ss`` samples xz'd (``ss/flowN.txt.xz``) and the iperf3 JSON xz'd (``iperf3/*.json.xz``);
 * for one repetition of as many configurations as fit in the size budget (rep 1, or the lowest complete rep), the
   raw captures xz'd (``*.pcap.xz``: iperf3 re-sends one 128 KB buffer, which xz's dictionary sees and gzip's 32 KB
   window does not — 3.6x smaller) with the iperf3 JSON kept plain, and ``derived/fingerprint.json`` recomputed
@@ -59,6 +59,24 @@ def _xz_to(src: Path, dst: Path) -> int:
     dst.parent.mkdir(parents=True, exist_ok=True)
     with open(src, "rb") as fin, lzma.open(dst, "wb", format=lzma.FORMAT_XZ, preset=9) as xz:
         shutil.copyfileobj(fin, xz, 1 << 20)
+    return dst.stat().st_size
+
+
+def _xz_text_to(src: Path, dst: Path) -> int:
+    """xz a small text file (ss samples, iperf3 JSON): preset 9e; returns the compressed size."""
+    import lzma
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_bytes(lzma.compress(src.read_bytes(), format=lzma.FORMAT_XZ, preset=9 | lzma.PRESET_EXTREME))
+    return dst.stat().st_size
+
+
+def _slim_parquet(src: Path, dst: Path) -> int:
+    """Copy a derived table without the pandas schema metadata and per-column statistics (a 1-2 row table is
+    mostly metadata); ``analysis.dataset`` re-types every column on reading, so the loaded rows are the same."""
+    import pyarrow.parquet as pq
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    table = pq.read_table(src).replace_schema_metadata(None)
+    pq.write_table(table, dst, write_statistics=False)
     return dst.stat().st_size
 
 
@@ -210,13 +228,14 @@ def _bundle_run(src: Path, dst: Path, status: str, derived_src: Path | None) -> 
         _copy(src / "SKIPPED", dst / "SKIPPED")
         return
     if derived_src is not None:
-        for name in ("flows.parquet", "fingerprint.json"):
-            if (derived_src / name).is_file():
-                _copy(derived_src / name, dst / "derived" / name)
+        if (derived_src / "flows.parquet").is_file():
+            _slim_parquet(derived_src / "flows.parquet", dst / "derived" / "flows.parquet")
+        if (derived_src / "fingerprint.json").is_file():
+            _copy(derived_src / "fingerprint.json", dst / "derived" / "fingerprint.json")
     for f in sorted((src / "ss").glob("*.txt")) if (src / "ss").is_dir() else []:
-        _gzip_to(f, dst / "ss" / (f.name + ".gz"))
+        _xz_text_to(f, dst / "ss" / (f.name + ".xz"))
     for f in sorted((src / "iperf3").glob("*.json")) if (src / "iperf3").is_dir() else []:
-        _gzip_to(f, dst / "iperf3" / (f.name + ".gz"))
+        _xz_text_to(f, dst / "iperf3" / (f.name + ".xz"))
     _copy(src / "COMPLETE", dst / "COMPLETE")  # last, as in a run directory
 
 
@@ -235,7 +254,7 @@ def _add_captures(src: Path, dst: Path) -> int:
                     break
     for f in sorted((src / "iperf3").glob("*.json")) if (src / "iperf3").is_dir() else []:
         _copy(f, dst / "iperf3" / f.name)
-        (dst / "iperf3" / (f.name + ".gz")).unlink(missing_ok=True)
+        (dst / "iperf3" / (f.name + ".xz")).unlink(missing_ok=True)
     if (dst / "derived" / "flows.parquet").is_file():
         (dst / "derived" / "fingerprint.json").write_text(json.dumps(fingerprint(dst), indent=1, sort_keys=True))
     return _dir_size(dst) - before
@@ -246,7 +265,7 @@ def _remove_captures(src: Path, dst: Path, saved_fp: bytes | None) -> None:
         (dst / f"{name}.gz").unlink(missing_ok=True)
         (dst / f"{name}.xz").unlink(missing_ok=True)
     for f in sorted((dst / "iperf3").glob("*.json")) if (dst / "iperf3").is_dir() else []:
-        _gzip_to(src / "iperf3" / f.name, dst / "iperf3" / (f.name + ".gz"))
+        _xz_text_to(src / "iperf3" / f.name, dst / "iperf3" / (f.name + ".xz"))
         f.unlink()
     if saved_fp is not None:
         (dst / "derived" / "fingerprint.json").write_bytes(saved_fp)
@@ -300,8 +319,8 @@ synthetic: every number comes from the captures, `ss` samples and iperf3 output 
 {exp_lines}
 
 Per complete run: `params.json`, `meta.json`, `COMPLETE`, `capture.log`, `derived/flows.parquet` (the per-flow
-metrics of `analysis.dataset.load_campaign`; `derived/fingerprint.json` holds the sha256 of the original captures),
-`ss/flowN.txt.gz` (`ss -ti` samples, 100 ms) and `iperf3/*.json.gz`. Per skipped run: `params.json`, `meta.json`,
+metrics of `analysis.dataset.load_campaign`, stored without pandas metadata; `derived/fingerprint.json` holds the
+sha256 of the original captures), `ss/flowN.txt.xz` (`ss -ti` samples, 100 ms) and `iperf3/*.json.xz`. Per skipped run: `params.json`, `meta.json`,
 `SKIPPED`. `load_campaign` uses the derived tables as they are when a run has no raw captures.
 
 Raw captures (`*.pcap.xz`, tcpdump -s 128 at router1 and the receiver side, unmodified, compressed with xz because
