@@ -239,13 +239,30 @@ def _bundle_run(src: Path, dst: Path, status: str, derived_src: Path | None) -> 
     _copy(src / "COMPLETE", dst / "COMPLETE")  # last, as in a run directory
 
 
-def _add_captures(src: Path, dst: Path) -> int:
+def _stage_captures(camp: Path, run_ids: list[str], stage: Path, jobs: int) -> None:
+    """xz the raw captures of ``run_ids`` into ``stage/<run_id>/`` with ``jobs`` threads (lzma releases the GIL;
+    xz -9 runs at a few MB/s, the slowest step of a bundle)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tqdm import tqdm
+    work = [(camp / "runs" / rid / name, stage / rid / f"{name}.xz") for rid in run_ids for name in CAPTURES
+            if (camp / "runs" / rid / name).is_file()]
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+        for _ in tqdm(ex.map(lambda w: _xz_to(*w), work), total=len(work), unit="capture", desc="xz",
+                      file=sys.stderr):
+            pass
+
+
+def _add_captures(src: Path, dst: Path, stage: Path | None = None) -> int:
     """Raw captures of one run, xz'd, with plain iperf3 JSON and a recomputed fingerprint; returns bytes added."""
     from analysis.dataset import fingerprint
 
     before = _dir_size(dst)
     for name in CAPTURES:
-        if (src / name).is_file():
+        staged = stage / src.name / f"{name}.xz" if stage is not None else None
+        if staged is not None and staged.is_file():
+            shutil.move(staged, dst / f"{name}.xz")
+        elif (src / name).is_file():
             _xz_to(src / name, dst / f"{name}.xz")
         else:
             for z in (".xz", ".gz"):
@@ -368,6 +385,7 @@ def run(args) -> int:
     budget = int(args.max_mb * 1e6)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.bundle-", dir=out.parent))
+    stage = None
     try:
         for name in ("campaign.yaml", "campaign.json"):
             if (camp / name).is_file():
@@ -387,17 +405,20 @@ def run(args) -> int:
         captured, no_room = [], []
         analysed = set(df["run_id"])
         candidates = [r for r in capture_priority(runs) if r in analysed]
+        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.xz-", dir=out.parent))
+        _stage_captures(camp, candidates, stage, args.jobs or os.cpu_count() or 1)
         for rid in tqdm(candidates, unit="run", desc="captures", file=sys.stderr):
             src, dst = camp / "runs" / rid, tmp / "runs" / rid
             fp = dst / "derived" / "fingerprint.json"
             saved = fp.read_bytes() if fp.is_file() else None
-            added = _add_captures(src, dst)
+            added = _add_captures(src, dst, stage)
             if size + added > budget:
                 _remove_captures(src, dst, saved)
                 no_room.append(rid)
                 continue
             size += added
             captured.append(rid)
+        shutil.rmtree(stage, ignore_errors=True)
         manifest = _manifest(camp, df, runs, metas, captured, no_room, args.max_mb)
         manifest["size_mb"] = (_dir_size(tmp) + 8000) / 1e6  # + README/bundle.json
         (tmp / "bundle.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
@@ -411,6 +432,8 @@ def run(args) -> int:
             tmp.rename(out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
         raise
     print(f"mpcc bundle: {len(shipped)} runs ({len(captured)} with raw captures, {len(no_room)} configurations without "
           f"for lack of room) -> {out} ({_dir_size(out) / 1e6:.1f} MB)", file=sys.stderr)
