@@ -319,6 +319,82 @@ def _flow_rows(d: pd.DataFrame, flow) -> pd.DataFrame:
     return d[m].sort_values("ts", kind="stable")
 
 
+_SEG_COLS = ("src", "dst", "sport", "dport", "seq", "payload_len", "ts")
+_KEY_COLS = ("src", "dst", "sport", "dport")
+
+
+def _data_mask(df: pd.DataFrame) -> np.ndarray:
+    """Rows of ``df`` that ``_largest_flow`` keeps (TCP data segments), same checks and errors."""
+    need = {"src", "dst", "sport", "dport", "seq", "payload_len", "ts"}
+    missing = need - set(df.columns)
+    if missing:
+        raise ValueError(f"tcp_reordering: packet table lacks columns {sorted(missing)}")
+    m = df["payload_len"].to_numpy() > 0
+    if "proto" in df.columns:
+        m &= df["proto"].to_numpy() == TCP_PROTO
+    if not m.any():
+        raise NoTrafficError("no TCP data segments in the capture")
+    return m
+
+
+def _data_segment_arrays(df: pd.DataFrame) -> dict:
+    """The columns of :data:`_SEG_COLS` over the TCP data segments (payload > 0) of ``df``, in ``df``'s order, as
+    numpy arrays (the rows ``_largest_flow`` keeps, same checks and errors, without copying the whole table)."""
+    m = _data_mask(df)
+    return {c: df[c].to_numpy()[m] for c in _SEG_COLS}
+
+
+def _by_ts(seg: dict, rows: np.ndarray) -> dict:
+    """Rows ``rows`` of ``seg`` sorted by ts (stable, NaN last: ``sort_values("ts", kind="stable")``)."""
+    rows = rows[np.argsort(seg["ts"][rows], kind="stable")]
+    return {c: v[rows] for c, v in seg.items()}
+
+
+def _largest_flow_arrays(df: pd.DataFrame):
+    """(flow key, its data segments sorted by ts) -- :func:`_largest_flow` + :func:`_flow_rows` on arrays: payload
+    bytes per (src, dst, sport, dport) summed over groups in sorted key order, the first largest wins (idxmax)."""
+    seg = _data_segment_arrays(df)
+    n = seg["ts"].size
+    code = np.zeros(n, dtype=np.int64)
+    ok = np.ones(n, dtype=bool)
+    for c in _KEY_COLS:           # lexicographic rank of the key, one column at a time (pandas' sorted groups)
+        cc, uniq = pd.factorize(seg[c], sort=True)
+        ok &= cc >= 0             # a missing key value: the row belongs to no group (groupby dropna)
+        code = pd.factorize(code * np.int64(max(len(uniq), 1)) + np.maximum(cc, 0), sort=True)[0].astype(np.int64)
+    if not ok.all():
+        if not ok.any():          # no group at all: the pandas path raises what it raises
+            flow, d = _largest_flow(df)
+            return flow, _data_segment_arrays_of(_flow_rows(d, flow))
+        code = np.where(ok, code, -1)
+        code = pd.factorize(code, sort=True)[0].astype(np.int64) - 1   # -1 stays lowest; renumber the rest
+    good = code >= 0
+    sums = np.zeros(int(code.max()) + 1, dtype=np.int64)
+    np.add.at(sums, code[good], seg["payload_len"][good].astype(np.int64))
+    best = int(np.argmax(sums))
+    rows = np.flatnonzero(code == best)
+    r = int(rows[0])
+    flow = tuple(seg[c][r] for c in _KEY_COLS)
+    return flow, _by_ts(seg, rows)
+
+
+def _data_segment_arrays_of(d: pd.DataFrame) -> dict:
+    return {c: d[c].to_numpy() for c in _SEG_COLS}
+
+
+def _flow_arrays(df: pd.DataFrame, flow) -> dict | None:
+    """The data segments of ``flow`` in ``df`` sorted by ts (None when there are none); ports compared first, the
+    addresses only on the rows left (numpy's element-wise == on the object column, as pandas' == compares)."""
+    src, dst, sport, dport = flow
+    rows = np.flatnonzero(_data_mask(df) & (df["sport"].to_numpy() == sport) & (df["dport"].to_numpy() == dport))
+    if rows.size:
+        rows = rows[np.asarray(df["src"].to_numpy()[rows] == src, dtype=bool)
+                    & np.asarray(df["dst"].to_numpy()[rows] == dst, dtype=bool)]
+    if rows.size == 0:
+        return None
+    seg = {c: df[c].to_numpy()[rows] for c in ("seq", "payload_len", "ts")}
+    return _by_ts(seg, np.arange(rows.size))
+
+
 def tcp_reordering(receiver_df: pd.DataFrame, sender_df: pd.DataFrame | None = None,
                    n: int = 3, dt: int = DEFAULT_DT, bt: int = DEFAULT_BT) -> dict:
     """Reordering of the data segments of the largest TCP flow (by payload bytes) of ``receiver_df``.
@@ -352,18 +428,17 @@ def tcp_reordering(receiver_df: pd.DataFrame, sender_df: pd.DataFrame | None = N
     (RFC 5236 densities, keys in packets), dt, bt, flow, segments (all data segments of the flow in the
     receiver capture), basis.
     """
-    flow, d = _largest_flow(receiver_df)
-    rx = _flow_rows(d, flow)
-    base = int(rx["seq"].iloc[0])
-    rx_seq = unwrap_seq(rx["seq"].to_numpy(), base)
-    rx_len = rx["payload_len"].to_numpy().astype(np.int64)
+    flow, rx = _largest_flow_arrays(receiver_df)
+    base = int(rx["seq"][0])
+    rx_seq = unwrap_seq(rx["seq"], base)
+    rx_len = rx["payload_len"].astype(np.int64)
     if sender_df is not None:
-        _, sd = _largest_flow(sender_df)
-        tx = _flow_rows(sd, flow)
-        if tx.empty:
+        tx = _flow_arrays(sender_df, flow)
+        if tx is None:
+            _largest_flow(sender_df)   # what the sender check raised first (no data, no usable flow key)
             raise NoTrafficError("the sender capture holds no data segment of the receiver's largest TCP flow")
-        tx_seq = unwrap_seq(tx["seq"].to_numpy(), base)
-        tx_len = tx["payload_len"].to_numpy().astype(np.int64)
+        tx_seq = unwrap_seq(tx["seq"], base)
+        tx_len = tx["payload_len"].astype(np.int64)
         # sent exactly once: the only segment starting at its seq (then also its (seq, len) pair is unique);
         # a received segment is evaluated when its (seq, len) is such a segment of the sender
         u, first, cnt = np.unique(tx_seq, return_index=True, return_counts=True)
@@ -371,7 +446,7 @@ def tcp_reordering(receiver_df: pd.DataFrame, sender_df: pd.DataFrame | None = N
         keep = (u[pos] == rx_seq) & (cnt[pos] == 1) & (tx_len[first[pos]] == rx_len)
         basis = "sender-filtered"
     else:
-        _, inv, cnt = np.unique(rx_seq, return_inverse=True, return_counts=True)
+        u, inv, cnt = np.unique(rx_seq, return_inverse=True, return_counts=True)
         keep = cnt[inv.ravel()] == 1
         basis = "receiver-only"
     kept = rx_seq[keep]
@@ -379,7 +454,7 @@ def tcp_reordering(receiver_df: pd.DataFrame, sender_df: pd.DataFrame | None = N
         raise NoTrafficError("no TCP data segment left to evaluate after excluding retransmissions")
     # source numbering: every distinct first-byte sequence number the sender sent (or, receiver-only,
     # the receiver saw) is one packet, so segments not evaluated or lost leave gaps
-    numbering = np.unique(tx_seq if sender_df is not None else rx_seq)
+    numbering = u   # == np.unique(tx_seq if sender_df is not None else rx_seq), computed above
     idx = np.searchsorted(numbering, kept) + 1   # packet number, 1-based, in arrival order
     res = rfc4737(idx, n=n)
     res["rd"] = rfc5236_rd(idx, dt=dt)

@@ -46,11 +46,12 @@ def ack_rtt_ms(data: pd.DataFrame, ack: pd.DataFrame) -> np.ndarray:
     j = np.maximum(np.searchsorted(cm, e[cand], side="left"), np.searchsorted(ats, ts[cand], side="left"))
     ok = j < len(ats)
     cand, j = cand[ok], j[ok]
-    # one sample per ACK: the latest-sent segment it covers
-    samples = {}
-    for i, jj in zip(cand, j):
-        samples[int(jj)] = (ats[jj] - ts[i]) * 1000.0
-    return np.array([samples[k] for k in sorted(samples)], dtype=float)
+    # one sample per ACK: the latest-sent segment it covers (cand is increasing: the last candidate per ACK)
+    if len(j) == 0:
+        return np.array([], dtype=float)
+    acks, last_rev = np.unique(j[::-1], return_index=True)
+    seg = cand[len(j) - 1 - last_rev]
+    return ((ats[acks] - ts[seg]) * 1000.0).astype(float)
 
 
 def ts_rtt_ms(data: pd.DataFrame, ack: pd.DataFrame) -> np.ndarray:
