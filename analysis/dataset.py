@@ -133,11 +133,26 @@ def _pick_udp(flows, port):
     return max(cands, key=lambda f: int(f.data["payload_len"].sum()))
 
 
-def _conn_rows(df, f):
-    """Packets of connection ``f`` (both directions) of a per-packet table."""
-    fwd = (df["src"] == f.src) & (df["dst"] == f.dst) & (df["sport"] == f.sport) & (df["dport"] == f.dport)
-    rev = (df["src"] == f.dst) & (df["dst"] == f.src) & (df["sport"] == f.dport) & (df["dport"] == f.sport)
-    return df[(fwd | rev) & (df["proto"] == f.proto)]
+def _conn_rows(df, f, columns=None):
+    """Packets of connection ``f`` (both directions) of a per-packet table (only ``columns``, if given). Compares the
+    numeric ports first and the address strings only on those candidates (numpy ``==`` on object arrays)."""
+    sp, dp, pr = df["sport"].to_numpy(), df["dport"].to_numpy(), df["proto"].to_numpy()
+    fp = (sp == f.sport) & (dp == f.dport)
+    rp = (sp == f.dport) & (dp == f.sport)
+    c = np.flatnonzero((fp | rp) & (pr == f.proto))
+    fwd = fp[c]
+    # one pass per address column: each candidate is compared with the address its direction needs
+    want_s = np.where(fwd, np.asarray(f.src, dtype=object), np.asarray(f.dst, dtype=object))
+    want_d = np.where(fwd, np.asarray(f.dst, dtype=object), np.asarray(f.src, dtype=object))
+    ok = (df["src"].to_numpy()[c] == want_s) & (df["dst"].to_numpy()[c] == want_d)
+    keep = c[ok & (fwd | rp[c])]
+    if columns is None:
+        return df.iloc[keep]
+    return df.iloc[keep, [df.columns.get_loc(x) for x in columns if x in df.columns]]  # gather only those columns
+
+
+# the columns analysis.metrics.reordering.tcp_reordering reads
+_REORDER_COLS = ["ts", "src", "dst", "sport", "dport", "proto", "seq", "payload_len"]
 
 
 def _tcp_metrics(router1, receiver, flow, port, where) -> dict:
@@ -170,7 +185,7 @@ def _tcp_metrics(router1, receiver, flow, port, where) -> dict:
     }
     if receiver is not None:
         try:
-            r = tcp_reordering(_conn_rows(receiver, f), sender_df=_conn_rows(router1, f))
+            r = tcp_reordering(_conn_rows(receiver, f, _REORDER_COLS), sender_df=_conn_rows(router1, f, _REORDER_COLS))
         except NoTrafficError:
             r = None
         if r is not None:
@@ -381,15 +396,15 @@ def _write_cache(ddir: Path, df: pd.DataFrame, fp: dict) -> None:
         warnings.warn(f"cannot write the derived cache in {ddir}: {exc.strerror or exc}", stacklevel=2)
 
 
-def _read_cached(ddir: Path) -> pd.DataFrame:
+def _read_cached(ddir: Path, typed: bool = True) -> pd.DataFrame:
     df = pd.read_parquet(ddir / "flows.parquet")
     for c in COLUMNS:
         if c not in df.columns:
             df[c] = NAN
-    return _typed(df[COLUMNS])
+    return _typed(df[COLUMNS]) if typed else df[COLUMNS]
 
 
-def cached_rows(run_dir, derived_root=None) -> pd.DataFrame | None:
+def cached_rows(run_dir, derived_root=None, typed: bool = True) -> pd.DataFrame | None:
     """The cached rows of ``run_dir`` when the cache is valid (or raw captures are absent), else None."""
     run_dir = Path(run_dir)
     ddir = _derived_dir(run_dir, derived_root)
@@ -397,7 +412,7 @@ def cached_rows(run_dir, derived_root=None) -> pd.DataFrame | None:
     if not pq.is_file():
         return None
     if not _has_raw(run_dir):
-        return _read_cached(ddir)
+        return _read_cached(ddir, typed)
     try:
         stored = json.loads((ddir / "fingerprint.json").read_text())
     except (OSError, ValueError):
@@ -405,7 +420,7 @@ def cached_rows(run_dir, derived_root=None) -> pd.DataFrame | None:
     ok, refreshed = _fingerprint_matches(run_dir, stored)
     if not ok:
         return None
-    df = _read_cached(ddir)
+    df = _read_cached(ddir, typed)
     # a bundle (data/sample: bundle.json at its root) is a version-controlled artefact: a fresh checkout moves every
     # mtime, so the refreshed fingerprint is not written back (the content hashes matched; nothing changed)
     if refreshed is not None and not (run_dir.parent.parent / "bundle.json").is_file():
@@ -413,12 +428,13 @@ def cached_rows(run_dir, derived_root=None) -> pd.DataFrame | None:
     return df
 
 
-def process_run(run_dir, derived_root=None) -> tuple[pd.DataFrame | None, str]:
+def process_run(run_dir, derived_root=None, typed: bool = True) -> tuple[pd.DataFrame | None, str]:
     """Rows of one complete run (from the cache when valid, else analysed and cached) and an error reason
-    ("" when fine). Never raises for a bad run: the reason says what went wrong."""
+    ("" when fine). Never raises for a bad run: the reason says what went wrong. ``typed=False`` skips the
+    per-run dtype normalisation (``load_campaign`` does it once over all rows)."""
     run_dir = Path(run_dir)
     try:
-        df = cached_rows(run_dir, derived_root)
+        df = cached_rows(run_dir, derived_root, typed)
         if df is not None:
             return df, ""
         if not _has_raw(run_dir):
@@ -434,15 +450,26 @@ def process_run(run_dir, derived_root=None) -> tuple[pd.DataFrame | None, str]:
 
 # ------------------------------------------------------------------------------------------------ campaign
 
+def load_accelerators() -> None:
+    """Load numba's compiled decoders and RFC 5236 loops now (about 0.5 s once per process) so that every capture of
+    a campaign, small ones included, takes the compiled paths; a no-op without numba (same results either way)."""
+    from analysis.ingest import fast_reader
+    from analysis.metrics import reordering
+    fast_reader.have_numba()
+    reordering.have_numba()
+
+
 def _map_local(dirs, jobs, derived_root, bar):
     if jobs <= 1 or len(dirs) <= 1:
+        if len(dirs) >= 8:
+            load_accelerators()
         for d in dirs:
-            yield d, process_run(d, derived_root)
+            yield d, process_run(d, derived_root, False)
             bar.update(1)
         return
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    with ProcessPoolExecutor(max_workers=jobs) as ex:
-        futs = {ex.submit(process_run, d, derived_root): d for d in dirs}
+    with ProcessPoolExecutor(max_workers=jobs, initializer=load_accelerators) as ex:
+        futs = {ex.submit(process_run, d, derived_root, False): d for d in dirs}
         for fu in as_completed(futs):
             yield futs[fu], fu.result()
             bar.update(1)
@@ -459,7 +486,7 @@ def _map_dask(dirs, scheduler, derived_root, bar):
     except (OSError, TimeoutError, ValueError) as exc:
         raise AnalysisError(f"cannot reach the dask scheduler {scheduler}: {exc}") from None
     try:
-        futs = client.map(process_run, [str(d) for d in dirs], derived_root=derived_root, pure=False)
+        futs = client.map(process_run, [str(d) for d in dirs], derived_root=derived_root, typed=False, pure=False)
         back = {f.key: d for f, d in zip(futs, dirs)}
         for fu in as_completed(futs):
             yield back[fu.key], fu.result()
@@ -499,7 +526,9 @@ def load_campaign(campaign_dir, *, jobs=None, progress=True, scheduler=None, der
         m = runs["run_id"].isin(list(reasons))
         runs.loc[m, "reason"] = runs.loc[m, "run_id"].map(reasons)
     frames = [parts[k] for k in sorted(parts)]
-    df = pd.concat(frames, ignore_index=True) if frames else _typed(pd.DataFrame(columns=COLUMNS))
+    with warnings.catch_warnings():  # all-NA columns in some runs' rows: _typed sets every column's dtype below
+        warnings.simplefilter("ignore", FutureWarning)
+        df = _typed(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS))
     df = df.sort_values(["run_id", "flow"], kind="stable").reset_index(drop=True)
     df.attrs["runs"] = runs
     df.attrs["campaign_dir"] = str(Path(campaign_dir))

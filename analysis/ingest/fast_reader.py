@@ -208,7 +208,15 @@ def _walk_kernel(buf, size, big_endian, out):  # pragma: no cover - compiled by 
 
 
 _NUMBA = {}  # lazily imported: numba costs ~0.5 s to import, worth it only for large captures
-NUMBA_MIN_BYTES = 8_000_000  # below this the Python walk takes a few ms
+NUMBA_MIN_BYTES = 8_000_000  # below this the Python walk takes a few ms (unless numba is loaded already)
+
+
+def _use_numba(size: int) -> bool:
+    """numba for captures of at least NUMBA_MIN_BYTES, and for every capture once numba is loaded (a campaign's
+    workers load it up front: ``analysis.dataset``), since only its import is costly."""
+    if _NUMBA.get("walk") is not None:
+        return True
+    return size >= NUMBA_MIN_BYTES and have_numba()
 
 
 def have_numba() -> bool:
@@ -229,9 +237,9 @@ def walk_records(buf: np.ndarray, size: int, big_endian: bool, *, accel: bool | 
     """Offsets of every complete record header in a classic pcap buffer (first record at byte 24).
 
     ``accel``: True = numba (error if absent), False = numpy (:func:`_walk_np`), None = numba when installed
-    and the capture is at least ``NUMBA_MIN_BYTES``.
+    and the capture is at least ``NUMBA_MIN_BYTES`` or numba is loaded already.
     Returns (offsets, status, bad record number, its incl_len, bytes present) with status one of WALK_*."""
-    use_nb = (size >= NUMBA_MIN_BYTES and have_numba()) if accel is None else accel
+    use_nb = _use_numba(size) if accel is None else accel
     if use_nb:
         if not have_numba():
             raise RuntimeError("numba is not installed")
@@ -319,7 +327,7 @@ def decode_pcap_buffer(buf: np.ndarray, path="<buffer>", *, accel: bool | None =
         raise CaptureError(f"{path}: unsupported link type {linktype}")
     big = endian == ">"
 
-    use_nb = (size >= NUMBA_MIN_BYTES and have_numba()) if accel is None else accel
+    use_nb = _use_numba(size) if accel is None else accel
     try:
         offs, status, bad, incl_bad, have = walk_records(buf, size, big, accel=use_nb)
     except Exception as exc:  # noqa: BLE001 - a broken numba install must not stop ingest: Python walk

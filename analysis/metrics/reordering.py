@@ -350,11 +350,21 @@ def _by_ts(seg: dict, rows: np.ndarray) -> dict:
     return {c: v[rows] for c, v in seg.items()}
 
 
+def _constant(a: np.ndarray) -> bool:
+    """Every element equals the first, which is a valid key value (not None/NaN)."""
+    v = a[0]
+    if v is None or (isinstance(v, float) and v != v):
+        return False
+    return bool(np.all(a == v))
+
+
 def _largest_flow_arrays(df: pd.DataFrame):
     """(flow key, its data segments sorted by ts) -- :func:`_largest_flow` + :func:`_flow_rows` on arrays: payload
     bytes per (src, dst, sport, dport) summed over groups in sorted key order, the first largest wins (idxmax)."""
     seg = _data_segment_arrays(df)
     n = seg["ts"].size
+    if n and all(_constant(seg[c]) for c in _KEY_COLS):   # one connection direction only (the common case)
+        return tuple(seg[c][0] for c in _KEY_COLS), _by_ts(seg, np.arange(n))
     code = np.zeros(n, dtype=np.int64)
     ok = np.ones(n, dtype=bool)
     for c in _KEY_COLS:           # lexicographic rank of the key, one column at a time (pandas' sorted groups)
