@@ -26,9 +26,15 @@ done
 [[ $EUID -eq 0 ]] || die "build-box.sh needs root (mmdebstrap in root mode)"
 for t in mmdebstrap mkfs.ext4 qemu-img vagrant tar; do command -v "$t" >/dev/null || die "$t not found: run testbed/vagrant/host-setup.sh"; done
 
+# Bump when what the box contains or how it boots changes: an added box of an older revision is rebuilt.
+BOX_REVISION=2   # 2: mitigations=off on the kernel command line
 if [[ $force == 0 ]] && vagrant box list 2>/dev/null | awk '{print $1}' | grep -qx "$name"; then
-    log "box $name already added (use --force to rebuild)"
-    exit 0
+    boxvf="${VAGRANT_HOME:-$HOME/.vagrant.d}/boxes/${name//\//-VAGRANTSLASH-}/0/libvirt/Vagrantfile"
+    if grep -qx "# mpcc-box-revision: $BOX_REVISION" "$boxvf" 2>/dev/null; then
+        log "box $name (revision $BOX_REVISION) already added (use --force to rebuild)"
+        exit 0
+    fi
+    log "box $name is older than revision $BOX_REVISION: rebuilding"
 fi
 
 # The vagrant insecure public key (vagrant swaps it for a per-machine key on first `vagrant up`).
@@ -88,6 +94,7 @@ safe="${name//\//-}"
 bootdir="/var/lib/libvirt/boot/mpcc-box-$safe"
 cat > "$work/Vagrantfile" <<VF
 # Box-embedded defaults (mpcc Debian box): boot the kernel/initrd shipped with this box directly.
+# mpcc-box-revision: $BOX_REVISION
 Vagrant.configure("2") do |config|
   config.vm.provider :libvirt do |lv|
     dirs = ["$bootdir", File.expand_path(File.dirname(__FILE__))]
