@@ -97,8 +97,10 @@ srv1=$(bg dst1 srv1 "iperf3 -s -1 -p 5201 --json > $G/flow1-server.json")
 srv2=""
 [[ $flow2 == 1 ]] && srv2=$(bg dst2 srv2 "iperf3 -s -1 -p 5202 --json > $G/flow2-server.json")
 sleep 2   # tcpdump and iperf3 start slowly on TCG guests
-# shellcheck disable=SC2016  # $(date) expands in the guest
-ssl='while :; do echo "# ts=$(date +%s.%N)"; ss -tin dst DST; sleep 0.1; done'
+# ss sampler, one fork per sample (under TCG every fork+exec costs the sender VM milliseconds): bash's EPOCHREALTIME
+# (bash >= 5; `date` on older guests) and a read timeout on a private FIFO instead of /bin/sleep
+# shellcheck disable=SC2016  # $EPOCHREALTIME and $(date) expand in the guest
+ssl='f=$(mktemp -u /dev/shm/mpcc-tick.XXXXXX); mkfifo "$f"; exec 9<>"$f"; rm -f "$f"; while :; do echo "# ts=${EPOCHREALTIME:-$(date +%s.%N)}"; ss -tin dst DST; read -r -t 0.1 -u 9 || :; done'
 ss1=$(bg src1 ss1 "${ssl/DST/10.4.1.2} > $G/ss-flow1.txt")
 say "flow1 start cc=$cc"
 on src1 "iperf3 -c 10.4.1.2 -p 5201 -C $cc -t $duration_s --json" > "$out/iperf3/flow1-client.json" 2>>"$LOG" &
