@@ -3,8 +3,8 @@
 What goes into ``OUT/runs/<run_id>/`` (layout: docs/architecture.md):
 * every complete run: params.json, meta.json, COMPLETE, capture.log, the derived table written by
   :func:`analysis.dataset.load_campaign` (``derived/flows.parquet`` + ``derived/fingerprint.json``, which keeps the
-  sha256 of the original captures; rewritten without pandas metadata and column statistics, 2.7x smaller, same
-  rows), the ``ss`` samples xz'd (``ss/flowN.txt.xz``) and the iperf3 JSON xz'd (``iperf3/*.json.xz``);
+  sha256 of the original captures; rewritten without pandas/Arrow schema metadata, column statistics and
+  dictionary pages, 5x smaller, same rows), the ``ss`` samples xz'd (``ss/flowN.txt.xz``) and the iperf3 JSON xz'd (``iperf3/*.json.xz``);
 * for one repetition of as many configurations as fit in the size budget (rep 1, or the lowest complete rep), the
   raw captures xz'd (``*.pcap.xz``: iperf3 re-sends one 128 KB buffer, which xz's dictionary sees and gzip's 32 KB
   window does not — 3.6x smaller) with the iperf3 JSON kept plain, and ``derived/fingerprint.json`` recomputed
@@ -76,7 +76,8 @@ def _slim_parquet(src: Path, dst: Path) -> int:
     import pyarrow.parquet as pq
     dst.parent.mkdir(parents=True, exist_ok=True)
     table = pq.read_table(src).replace_schema_metadata(None)
-    pq.write_table(table, dst, write_statistics=False)
+    # no statistics, no dictionary pages, no embedded Arrow schema: 9.5 KB -> 5 KB for one or two rows
+    pq.write_table(table, dst, write_statistics=False, use_dictionary=False, store_schema=False)
     return dst.stat().st_size
 
 
@@ -239,18 +240,43 @@ def _bundle_run(src: Path, dst: Path, status: str, derived_src: Path | None) -> 
     _copy(src / "COMPLETE", dst / "COMPLETE")  # last, as in a run directory
 
 
-def _stage_captures(camp: Path, run_ids: list[str], stage: Path, jobs: int) -> None:
+def _capture_sha256(fp_file: Path, name: str) -> str | None:
+    try:
+        return json.loads(fp_file.read_text())["files"][name]["sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _stage_captures(camp: Path, run_ids: list[str], stage: Path, jobs: int, derived_root: Path | None = None,
+                    previous: Path | None = None) -> int:
     """xz the raw captures of ``run_ids`` into ``stage/<run_id>/`` with ``jobs`` threads (lzma releases the GIL;
-    xz -9 runs at a few MB/s, the slowest step of a bundle)."""
+    xz -9 runs at a few MB/s, the slowest step of a bundle). A capture already xz'd in the ``previous`` bundle is
+    copied from it when both fingerprints give it the same sha256 (of the decompressed content). Returns how many
+    were reused."""
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm import tqdm
-    work = [(camp / "runs" / rid / name, stage / rid / f"{name}.xz") for rid in run_ids for name in CAPTURES
-            if (camp / "runs" / rid / name).is_file()]
+    work, reused = [], 0
+    for rid in run_ids:
+        for name in CAPTURES:
+            src = camp / "runs" / rid / name
+            if not src.is_file():
+                continue
+            dst = stage / rid / f"{name}.xz"
+            if previous is not None and (previous / "runs" / rid / f"{name}.xz").is_file():
+                raw_fp = (derived_root / rid if derived_root else camp / "runs" / rid / "derived") / "fingerprint.json"
+                old = _capture_sha256(previous / "runs" / rid / "derived" / "fingerprint.json", name)
+                if old is not None and old == _capture_sha256(raw_fp, name):
+                    dst.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(previous / "runs" / rid / f"{name}.xz", dst)
+                    reused += 1
+                    continue
+            work.append((src, dst))
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
         for _ in tqdm(ex.map(lambda w: _xz_to(*w), work), total=len(work), unit="capture", desc="xz",
                       file=sys.stderr):
             pass
+    return reused
 
 
 def _add_captures(src: Path, dst: Path, stage: Path | None = None) -> int:
@@ -406,7 +432,8 @@ def run(args) -> int:
         analysed = set(df["run_id"])
         candidates = [r for r in capture_priority(runs) if r in analysed]
         stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.xz-", dir=out.parent))
-        _stage_captures(camp, candidates, stage, args.jobs or os.cpu_count() or 1)
+        previous = out if (out / "bundle.json").is_file() else None
+        _stage_captures(camp, candidates, stage, args.jobs or os.cpu_count() or 1, derived_root, previous)
         for rid in tqdm(candidates, unit="run", desc="captures", file=sys.stderr):
             src, dst = camp / "runs" / rid, tmp / "runs" / rid
             fp = dst / "derived" / "fingerprint.json"
