@@ -165,27 +165,23 @@ def _portable(path: Path) -> str:
 
 def _recording_commits(camp: Path) -> list[str]:
     """Distinct git commits of the code that recorded the campaign (``campaign.json`` sessions, runner >= 0.1)."""
-    try:
-        sessions = json.loads((camp / "campaign.json").read_text()).get("sessions", [])
-    except (OSError, ValueError):
-        return []
     out = []
-    for s in sessions:
-        c = s.get("git_commit")
-        c = c and c + (" (dirty)" if s.get("git_dirty") else "")
+    for x in _sessions(camp):
+        c = x["git_commit"] and x["git_commit"] + (" (dirty)" if x["git_dirty"] else "")
         if c and c not in out:
             out.append(c)
     return out
 
 
 def _sessions(camp: Path) -> list[dict]:
-    """Recording sessions from ``campaign.json``: start time, commit, and how many runs ran at once (``jobs``)."""
+    """Recording sessions from ``campaign.json``: start time, commit (and whether the tree was dirty), and how many
+    runs ran at once (``jobs``)."""
     try:
         sessions = json.loads((camp / "campaign.json").read_text()).get("sessions", [])
     except (OSError, ValueError):
         return []
-    return [{"started_utc": x.get("started_utc"), "git_commit": x.get("git_commit"), "jobs": x.get("jobs", 1)}
-            for x in sessions if isinstance(x, dict)]
+    return [{"started_utc": x.get("started_utc"), "git_commit": x.get("git_commit"), "git_dirty": x.get("git_dirty"),
+             "jobs": x.get("jobs", 1)} for x in sessions if isinstance(x, dict)]
 
 
 def _host_load_summary(metas: dict) -> dict:
