@@ -155,6 +155,13 @@ def _conn_rows(df, f, columns=None):
 _REORDER_COLS = ["ts", "src", "dst", "sport", "dport", "proto", "seq", "payload_len"]
 
 
+def _split_conn_rows(f) -> pd.DataFrame:
+    """The packets of connection ``f`` (both directions, the columns tcp_reordering reads) from the Flow that
+    ``split_flows`` already made of the capture: the same rows ``_conn_rows(capture, f)`` selects, without scanning
+    the capture again (tcp_reordering orders them by ts itself)."""
+    return pd.concat([f.data[_REORDER_COLS], f.ack[_REORDER_COLS]], ignore_index=True)
+
+
 def _tcp_metrics(router1, receiver, flow, port, where) -> dict:
     from analysis.errors import NoTrafficError
     from analysis.flows import split_flows
@@ -185,7 +192,7 @@ def _tcp_metrics(router1, receiver, flow, port, where) -> dict:
     }
     if receiver is not None:
         try:
-            r = tcp_reordering(_conn_rows(receiver, f, _REORDER_COLS), sender_df=_conn_rows(router1, f, _REORDER_COLS))
+            r = tcp_reordering(_conn_rows(receiver, f, _REORDER_COLS), sender_df=_split_conn_rows(f))
         except NoTrafficError:
             r = None
         if r is not None:
@@ -221,9 +228,11 @@ def _num_or_nan(x):
         return NAN
 
 
-def analyze_run(run_dir) -> pd.DataFrame:
+def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
     """Metric rows (one per flow, columns :data:`COLUMNS`) of one complete run directory, from its captures.
-    Raises AnalysisError when a needed capture is missing or holds no traffic of the flow."""
+    Raises AnalysisError when a needed capture is missing or holds no traffic of the flow.
+    ``buffers``: captures already read (``fingerprint(run_dir, buffers)``), consumed as they are decoded."""
+    buffers = {} if buffers is None else buffers
     from analysis.metrics.fairness import jain_index
     from analysis.metrics.throughput import goodput_mbps
 
@@ -256,8 +265,8 @@ def analyze_run(run_dir) -> pd.DataFrame:
         if r1p is None:
             raise AnalysisError(f"{run_dir.name}: missing capture {spec['router1']}")
         rxp = runmeta.capture_path(run_dir, spec["receiver"])
-        r1 = runmeta.read_capture(r1p)
-        rx = runmeta.read_capture(rxp) if rxp is not None else None
+        r1 = runmeta.read_capture(r1p, buffers.pop(r1p, None))
+        rx = runmeta.read_capture(rxp, buffers.pop(rxp, None)) if rxp is not None else None
         receivers[k] = rx
         where = f"{run_dir.name} flow {k}"
         m = _tcp_metrics(r1, rx, k, spec["port"], where) if proto == "tcp" else _udp_metrics(r1, spec["port"], where)
@@ -341,14 +350,23 @@ def _stat_entry(p: Path) -> dict:
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
-def fingerprint(run_dir) -> dict:
+def fingerprint(run_dir, buffers: dict | None = None) -> dict:
     """{"version", "files": {logical name: {size, mtime_ns, sha256}}} of the run's input files (size and mtime of
-    the stored file, sha256 of its content, decompressed for gzip'd captures)."""
+    the stored file, sha256 of its content, decompressed for gzip'd captures).
+
+    ``buffers``: a dict to receive each capture's content as ``fast_reader.load_buffer`` returns it, keyed by path,
+    so that the analysis decodes the bytes hashed here instead of reading the file a second time."""
+    from analysis.ingest import fast_reader
     run_dir = Path(run_dir)
     files = {}
     for rel, p in _input_files(run_dir).items():
         e = _stat_entry(p)
-        e["sha256"] = _sha256(p)
+        if buffers is not None and rel in runmeta.CAPTURES:
+            buf = fast_reader.load_buffer(p)
+            e["sha256"] = hashlib.sha256(memoryview(buf)[:len(buf) - fast_reader._PAD]).hexdigest()
+            buffers[p] = buf
+        else:
+            e["sha256"] = _sha256(p)
         files[rel] = e
     return {"version": DERIVED_VERSION, "files": files}
 
@@ -439,8 +457,9 @@ def process_run(run_dir, derived_root=None, typed: bool = True) -> tuple[pd.Data
             return df, ""
         if not _has_raw(run_dir):
             return None, "analysis failed: no router1 capture and no derived table"
-        fp = fingerprint(run_dir)
-        df = analyze_run(run_dir)
+        buffers = {}
+        fp = fingerprint(run_dir, buffers)
+        df = analyze_run(run_dir, buffers=buffers)
         _write_cache(_derived_dir(run_dir, derived_root), df, fp)
         return df, ""
     except (AnalysisError, OSError, ValueError, KeyError) as exc:

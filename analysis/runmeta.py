@@ -79,10 +79,11 @@ def capture_path(run_dir, name: str) -> Path | None:
     return None
 
 
-def read_capture(path):
-    """Per-packet table of a capture (plain, .gz or .xz: ``analysis.ingest.read_pcap`` reads all three)."""
+def read_capture(path, buffer=None):
+    """Per-packet table of a capture (plain, .gz or .xz: ``analysis.ingest.read_pcap`` reads all three);
+    ``buffer``: its content already read by ``fast_reader.load_buffer``."""
     from analysis.ingest import read_pcap
-    return read_pcap(path)
+    return read_pcap(path, buffer=buffer)
 
 
 def _f(x) -> float:

@@ -238,7 +238,7 @@ def test_cache_reused_and_rebuilt_on_change(camp, monkeypatch):
 
     calls = []
     real = runmeta.read_capture
-    monkeypatch.setattr(runmeta, "read_capture", lambda p: calls.append(p) or real(p))
+    monkeypatch.setattr(runmeta, "read_capture", lambda p, buffer=None: calls.append(p) or real(p, buffer))
     second = dataset.load_campaign(camp, jobs=1, progress=False)
     assert calls == []
     pd.testing.assert_frame_equal(first, second)
@@ -252,6 +252,27 @@ def test_cache_reused_and_rebuilt_on_change(camp, monkeypatch):
     third = dataset.load_campaign(camp, jobs=1, progress=False)
     assert {Path(p).parent.name for p in calls} == {run.name}
     assert _row(third, "single_vs_multi").goodput_mbps == pytest.approx(51 * 8000 / 0.5 / 1e6, rel=1e-5)
+
+
+def test_cold_run_reads_each_capture_once(camp, monkeypatch):
+    """A cold analysis hashes and decodes the same bytes: each capture is read once (issue 7)."""
+    from analysis.ingest import fast_reader
+    run = camp / "runs" / "single_vs_multi__cubic__multipath__d10ms__l0pct__rep01"
+    plain = dataset.fingerprint(run)
+    bufs = {}
+    assert dataset.fingerprint(run, bufs) == plain
+    assert {p.name for p in bufs} == {"router1.pcap", "receiver.pcap"}
+    loads, hashed = [], []
+    real_load, real_sha = fast_reader.load_buffer, dataset._sha256
+    monkeypatch.setattr(fast_reader, "load_buffer", lambda p: loads.append(Path(p).name) or real_load(p))
+    monkeypatch.setattr(dataset, "_sha256", lambda p: hashed.append(Path(p).name) or real_sha(p))
+    shutil.rmtree(run / "derived", ignore_errors=True)
+    df, reason = dataset.process_run(run)
+    assert reason == ""
+    assert sorted(loads) == ["receiver.pcap", "router1.pcap"]
+    assert not [h for h in hashed if ".pcap" in h]
+    pd.testing.assert_frame_equal(df, dataset.analyze_run(run))
+    assert json.loads((run / "derived" / "fingerprint.json").read_text()) == json.loads(json.dumps(plain))
 
 
 def test_gzip_captures_and_derived_only(camp, monkeypatch):
@@ -277,7 +298,7 @@ def test_gzip_captures_and_derived_only(camp, monkeypatch):
         p.unlink()
     calls = []
     real = runmeta.read_capture
-    monkeypatch.setattr(runmeta, "read_capture", lambda p: calls.append(p) or real(p))
+    monkeypatch.setattr(runmeta, "read_capture", lambda p, buffer=None: calls.append(p) or real(p, buffer))
     pd.testing.assert_frame_equal(ref, dataset.load_campaign(camp, jobs=1, progress=False))
     assert calls == []
     fp = json.loads((run / "derived" / "fingerprint.json").read_text())

@@ -87,7 +87,7 @@ def _decode(path, engine: str, buf=None) -> pd.DataFrame:
     return _read_dpkt(path)
 
 
-def read_pcap(path, *, engine: str = "auto", cache=None) -> pd.DataFrame:
+def read_pcap(path, *, engine: str = "auto", cache=None, buffer=None) -> pd.DataFrame:
     """Read a capture into the per-packet table of ``analysis.ingest.schema`` (one row per IPv4/IPv6 TCP or UDP
     packet; ``pkt_no`` counts every record, like tshark ``frame.number``).  ``path`` may be gzip'd
     (``router1.pcap.gz``; detected by content, not by name).
@@ -105,6 +105,9 @@ def read_pcap(path, *, engine: str = "auto", cache=None) -> pd.DataFrame:
     uncompressed capture content; warnings raised while decoding (e.g. a truncated last record) are stored with
     the entry and raised again on a hit.
 
+    buffer: the capture's uncompressed content as ``fast_reader.load_buffer(path)`` returns it (content followed by
+    ``_PAD`` zero bytes), when the caller has already read the file; it is decoded instead of reading ``path`` again.
+
     Raises ``CaptureError`` (one-line message) for an empty file, a file that is not pcap/pcapng or a corrupt
     header; a truncated last record is skipped with a warning.
     """
@@ -112,14 +115,14 @@ def read_pcap(path, *, engine: str = "auto", cache=None) -> pd.DataFrame:
         raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
     cdir = _resolve_cache(cache, path)
     if cdir is None:
-        return _decode(path, engine)
+        return _decode(path, engine, buffer if engine != "dpkt" else None)
     sha = _cache.known_sha256(cdir, path)
     if sha is not None:
         hit = _cache.load(cdir, sha)
         if hit is not None:
             return _rewarn(hit)
     from analysis.ingest import fast_reader
-    buf = fast_reader.load_buffer(path)  # uncompressed content + padding
+    buf = fast_reader.load_buffer(path) if buffer is None else buffer  # uncompressed content + padding
     sha = _cache.content_sha256(buf[:len(buf) - fast_reader._PAD])
     hit = _cache.load(cdir, sha)
     if hit is not None:
