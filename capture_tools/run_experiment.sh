@@ -101,10 +101,11 @@ if [[ $flow2 == 1 ]]; then
 fi
 sleep 1
 
+SS_INTERVAL_S=0.1   # `ss -ti` sampling interval (meta.json ss_interval_s)
 ss_loop() { # NS DST -> file
     local ns=$1 dst=$2 f=$3
     # shellcheck disable=SC2016  # $(date) must expand inside the namespace shell
-    ip netns exec "$ns" bash -c 'while :; do echo "# ts=$(date +%s.%N)"; ss -tin dst '"$dst"'; sleep 0.1; done' > "$f" 2>/dev/null &
+    ip netns exec "$ns" bash -c 'while :; do echo "# ts=$(date +%s.%N)"; ss -tin dst '"$dst"'; sleep '"$SS_INTERVAL_S"'; done' > "$f" 2>/dev/null &
     pids+=("$!")
 }
 ss_loop "${P}src1" 10.4.1.2 "$out/ss/flow1.txt"
@@ -169,7 +170,8 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
    --arg qd "$(printf '%b' "$qd")" --arg exp "$experiment" --arg cc "$cc" --arg cc2 "$cc2" --arg cbr "$cbr_mbps" \
    --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson t "$duration_s" \
    --argjson off "$flow2_offset_s" --argjson k "$path_skew_ms" --argjson rep "$rep" \
-   --argjson self_check "$self_check" --argjson host_load "$host_load" \
+   --argjson self_check "$self_check" --argjson host_load "$host_load" --arg ssi "$SS_INTERVAL_S" \
+   --argjson burst "$(jq .defaults.tbf_burst_bytes.netns "$TB/topology.json")" \
    --arg sysctls "$(ip netns exec "${P}src1" sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling)" \
    --arg iperf3v "$(iperf3 --version 2>&1 | head -1)" --arg tcpdumpv "$(tcpdump --version 2>&1 | head -1)" \
    '{params: ($params + {experiment:$exp, cc:$cc, cc2:(if $cc2=="" then null else $cc2 end),
@@ -178,7 +180,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
      backend:"netns", kernel:$kernel, start_time:$start, sysctls:($sysctls|split("\n")), qdisc:$qd,
      tool_versions:{iperf3:$iperf3v, tcpdump:$tcpdumpv},
      delay_mechanism:$features.mechanism.delay, round_robin_mechanism:(if $pm=="multipath" then $features.mechanism.round_robin else "none" end),
-     fq:(if $features.fq then "fq" else "fq: not available" end), features:$features, self_check:$self_check, host_load:$host_load, status:"complete"}' > "$out/meta.json.tmp"
+     fq:(if $features.fq then "fq" else "fq: not available" end), features:$features, self_check:$self_check, host_load:$host_load, ss_interval_s:($ssi|tonumber), tbf_burst_bytes:$burst, status:"complete"}' > "$out/meta.json.tmp"
 mv "$out/meta.json.tmp" "$out/meta.json"
 # stop captures before declaring the run complete, so pcaps are flushed
 stop_captures

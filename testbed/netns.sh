@@ -85,13 +85,14 @@ do_up() {
     for n in src1 src2 dst1 dst2; do ip netns exec "$(ns_of "$n")" bash "$HERE/nodes/host.sh" >/dev/null; done
     ip netns exec "$(ns_of router1)" bash "$HERE/nodes/router.sh" "$path_mode" r1-src1 r1-src2 10.4.0.0/16 10.2.1.2 10.2.2.2 "$rr" >&2
     ip netns exec "$(ns_of router2)" bash "$HERE/nodes/router.sh" "$path_mode" r2-dst1 r2-dst2 10.1.0.0/16 10.3.1.2 10.3.2.2 "$rr" >&2
-    local half half2
+    local half half2 burst
+    burst=$(jq -r .defaults.tbf_burst_bytes.netns "$TOPOLOGY")
     half=$(awk -v d="$link_delay_ms" 'BEGIN{printf "%g", d/2}')
     half2=$(awk -v d="$link_delay_ms" -v k="$path_skew_ms" 'BEGIN{printf "%g", d/2+k}')
-    ip netns exec "$(ns_of switch1)" bash "$HERE/nodes/switch.sh" sw1-r1 sw1-r2 "$half" "$loss_pct" "$mech" "$SHIM" "$RUNSTATE/shim-switch1.pid" >&2
-    ip netns exec "$(ns_of switch2)" bash "$HERE/nodes/switch.sh" sw2-r1 sw2-r2 "$half2" "$loss_pct" "$mech" "$SHIM" "$RUNSTATE/shim-switch2.pid" >&2
-    jq -n --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson k "$path_skew_ms" --arg mech "$mech" --arg rr "$(jq -r .mechanism.round_robin <<<"$feat")" \
-        '{path_mode:$pm, link_delay_ms:$d, loss_pct:$l, path_skew_ms:$k, delay_mechanism:$mech, round_robin_mechanism:(if $pm=="multipath" then $rr else "none" end)}' > "$RUNSTATE/params.json"
+    ip netns exec "$(ns_of switch1)" bash "$HERE/nodes/switch.sh" sw1-r1 sw1-r2 "$half" "$loss_pct" "$mech" "$SHIM" "$RUNSTATE/shim-switch1.pid" "$burst" >&2
+    ip netns exec "$(ns_of switch2)" bash "$HERE/nodes/switch.sh" sw2-r1 sw2-r2 "$half2" "$loss_pct" "$mech" "$SHIM" "$RUNSTATE/shim-switch2.pid" "$burst" >&2
+    jq -n --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson k "$path_skew_ms" --arg mech "$mech" --arg rr "$(jq -r .mechanism.round_robin <<<"$feat")" --argjson b "$burst" \
+        '{path_mode:$pm, link_delay_ms:$d, loss_pct:$l, path_skew_ms:$k, tbf_burst_bytes:$b, delay_mechanism:$mech, round_robin_mechanism:(if $pm=="multipath" then $rr else "none" end)}' > "$RUNSTATE/params.json"
     log "up: path_mode=$path_mode link_delay_ms=$link_delay_ms loss_pct=$loss_pct path_skew_ms=$path_skew_ms delay=$mech"
 }
 

@@ -196,3 +196,76 @@ def test_round_robin_mechanism_is_validated():
     assert r.returncode == 2 and "MPCC_RR_MECH must be auto, teql or nft" in r.stderr
     r = _run(["bash", str(VDIR / "node-up.sh"), "router1", "--rr-mech", "ecmp"])
     assert r.returncode == 2 and "--rr-mech must be auto, teql or nft" in r.stderr
+
+
+# ------------------------------------------------------------------ host CPU placement of the switch VMs (host-sched.sh)
+
+@pytest.mark.parametrize("env, msg", [
+    ({"MPCC_VAGRANT_SCHED": "sometimes"}, "MPCC_VAGRANT_SCHED must be off, auto or always"),
+    ({"MPCC_VAGRANT_SCHED_PRIO": "rr:0"}, "rr:N needs 1 <= N <= 99"),
+    ({"MPCC_VAGRANT_SCHED_PRIO": "nice:-30"}, "nice:N needs -20 <= N <= 19"),
+    ({"MPCC_VAGRANT_SCHED_PRIO": "fifo:1"}, "must be rr:N, nice:N or none"),
+    ({"MPCC_VAGRANT_PREFIX": "Bad_Prefix"}, "MPCC_VAGRANT_PREFIX must match"),
+])
+def test_host_sched_rejects_bad_input(env, msg):
+    r = _run(["bash", str(VDIR / "host-sched.sh"), "apply"], env=dict(os.environ, **env))
+    assert r.returncode == 2 and msg in r.stderr
+
+
+def _fake_qemus(tmp_path, tcg: bool):
+    """Processes standing in for the 8 VMs' qemu (one thread each), with libvirt-style pid files."""
+    procs = {}
+    piddir = tmp_path / "qemu"
+    piddir.mkdir()
+    accel = ["-accel", "tcg"] if tcg else ["-accel", "kvm"]
+    for n in ("src1", "src2", "router1", "switch1", "switch2", "router2", "dst1", "dst2"):
+        p = subprocess.Popen(["bash", "-c", "sleep 60; :", *accel])
+        procs[n] = p
+        (piddir / f"mpcctest-{n}.pid").write_text(str(p.pid))
+    return procs, piddir
+
+
+def _placement(pid):
+    cpus = subprocess.run(["taskset", "-pc", str(pid)], capture_output=True, text=True).stdout.split(":")[-1].strip()
+    return cpus, os.getpriority(os.PRIO_PROCESS, pid)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or (os.cpu_count() or 1) < 2, reason="needs root and 2 CPUs (CI has both)")
+@pytest.mark.parametrize("tcg", [True, False])
+def test_host_sched_places_the_switch_vms(tmp_path, tcg):
+    procs, piddir = _fake_qemus(tmp_path, tcg)
+    env = dict(os.environ, MPCC_VAGRANT_PREFIX="mpcctest-", MPCC_LIBVIRT_PIDDIR=str(piddir), MPCC_VAGRANT_SCHED="auto")
+    hs = str(VDIR / "host-sched.sh")
+    try:
+        all_cpus = _placement(os.getpid())[0]
+        r = _run(["bash", hs, "apply"], env=env)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        if not tcg:   # KVM guests are left alone unless asked
+            assert out["applied"] is False and "KVM" in out["reason"] and out["domain_type"] == "kvm"
+            assert _placement(procs["switch1"].pid) == (all_cpus, 0)
+            return
+        assert out["applied"] is True and out["domain_type"] == "qemu" and out["priority"] == "nice:-10"
+        c1, c2 = out["switch1_cpu"], out["switch2_cpu"]
+        assert c1 != c2
+        assert _placement(procs["switch1"].pid) == (c1, -10)
+        assert _placement(procs["switch2"].pid) == (c2, -10)
+        assert _placement(procs["router1"].pid) == (all_cpus, 0)
+        # the default is off
+        r = _run(["bash", hs, "apply"], env={k: v for k, v in env.items() if k != "MPCC_VAGRANT_SCHED"})
+        assert json.loads(r.stdout)["applied"] is False and _placement(procs["switch1"].pid) == (all_cpus, 0)
+        r = _run(["bash", hs, "apply"], env=env)
+        assert out["vms"]["switch1"]["cpus"] == c1 and out["vms"]["src1"]["nice"] == 0
+        # SCHED_RR instead of a nice value
+        r = _run(["bash", hs, "apply"], env=dict(env, MPCC_VAGRANT_SCHED_PRIO="rr:1"))
+        assert r.returncode == 0 and json.loads(r.stdout)["vms"]["switch2"]["policy"] == "SCHED_RR"
+        # apply is idempotent from the default placement: "off" undoes it
+        r = _run(["bash", hs, "apply"], env=dict(env, MPCC_VAGRANT_SCHED="off"))
+        assert json.loads(r.stdout) == {"applied": False, "reason": "MPCC_VAGRANT_SCHED=off", "domain_type": "qemu"}
+        for n in ("switch1", "switch2"):
+            assert _placement(procs[n].pid) == (all_cpus, 0)
+        assert json.loads(_run(["bash", hs, "show"], env=env).stdout)["switch2"]["policy"] == "SCHED_OTHER"
+    finally:
+        for p in procs.values():
+            p.kill()
+            p.wait()

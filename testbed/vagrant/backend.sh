@@ -3,6 +3,7 @@
 # usage: backend.sh up [--path-mode single|multipath] [--link-delay-ms D] [--loss-pct L] [--path-skew-ms K] [--fq]
 #   (round-robin: TEQL when the guest kernel has it, as in the paper; MPCC_RR_MECH=nft forces nftables numgen)
 #        backend.sh down | check | features | exec NODE -- CMD... | ssh-config | status | clock-offsets | path-counters ROUTER
+#        | host-sched (the host CPU placement `up` applied to the switch VMs, JSON; testbed/vagrant/host-sched.sh)
 # VMs, libvirt networks and the vagrant state are named with ${MPCC_VAGRANT_PREFIX:-mpcc-}; the provider is
 # $VAGRANT_DEFAULT_PROVIDER (libvirt when VirtualBox is absent). `up` creates the VMs only if they are not running
 # (slow: minutes per VM under qemu TCG), then re-applies the parameters on all 8 VMs in parallel over ssh (seconds).
@@ -103,9 +104,20 @@ do_up() {
             || { log "$n: node-up failed (its stdout: $STATE/up-$n.out)"; sed "s/^/[$n] /" "$STATE/up-$n.out" >&2 2>/dev/null; fail=1; }
     done
     [[ $fail == 0 ]] || die "up: node set-up failed (see messages above)"
+    host_sched
     jq -n --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson k "$path_skew_ms" \
         '{path_mode:$pm, link_delay_ms:$d, loss_pct:$l, path_skew_ms:$k}' > "$STATE/params.json"
     log "up: path_mode=$path_mode link_delay_ms=$link_delay_ms loss_pct=$loss_pct path_skew_ms=$path_skew_ms on 8 VMs"
+}
+
+host_sched() { # libvirt under TCG: switch1 and switch2 on different host cores, ahead of the other VMs (host-sched.sh)
+    if [[ "${VAGRANT_DEFAULT_PROVIDER:-libvirt}" != libvirt ]]; then
+        jq -n '{applied:false, reason:"provider is not libvirt"}' > "$STATE/host-sched.json"
+        return 0
+    fi
+    bash "$HERE/host-sched.sh" apply > "$STATE/host-sched.json.tmp" || die "host-sched.sh apply failed"
+    mv "$STATE/host-sched.json.tmp" "$STATE/host-sched.json"
+    log "host scheduling: $(jq -c 'if .applied then {switch1_cpu, switch2_cpu, priority} else {applied, reason} end' "$STATE/host-sched.json")"
 }
 
 do_down() {
@@ -216,6 +228,7 @@ case "$cmd" in
     ssh-config) write_ssh_config; echo "$SSHCFG" ;;
     status) vagrant status >&2 ;;
     clock-offsets) do_clock_offsets ;;
+    host-sched) if [[ -s "$STATE/host-sched.json" ]]; then cat "$STATE/host-sched.json"; else echo null; fi ;;
     path-counters) [[ "${1:-}" == router1 || "${1:-}" == router2 ]] || die "path-counters needs router1 or router2"
                    [[ -s "$SSHCFG" ]] || write_ssh_config; path_counters "$1" ;;
     *) usage ;;

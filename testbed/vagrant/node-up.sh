@@ -2,8 +2,10 @@
 # Set up ONE VM of the vagrant testbed, run INSIDE the guest as root (by `vagrant provision` and by backend.sh up).
 # Idempotent: addresses, routes, qdiscs and nft tables are replaced, never added twice.
 # usage: node-up.sh [--install] NODE [--path-mode M] [--link-delay-ms D] [--loss-pct L] [--path-skew-ms K] [--fq]
-#                   [--rr-mech auto|teql|nft]
+#                   [--rr-mech auto|teql|nft] [--tbf-burst-bytes B]
 #   --rr-mech  round-robin mechanism of the routers: auto = TEQL when the guest kernel has it (the paper's), else nft
+#   --tbf-burst-bytes  the switches' TBF bucket [topology.json defaults.tbf_burst_bytes.vagrant: 10000, the
+#              tc-tbf(8) minimum for 10 Mbit/s; a VM's qdisc timer fires late whenever its vCPU waits for a host core]
 #   --install  install missing guest packages with apt (boxes other than the locally built Debian box)
 # Link NICs are found by MAC (52:54:0a:aa:bb:cc for address 10.a.b.c, see the Vagrantfile), then the SAME node scripts as
 # the netns backend run: testbed/nodes/host.sh, router.sh, switch.sh.
@@ -37,6 +39,7 @@ path_mode=$(jq -r .defaults.path_mode "$TOPOLOGY")
 link_delay_ms=$(jq -r .defaults.link_delay_ms "$TOPOLOGY")
 loss_pct=$(jq -r .defaults.loss_pct "$TOPOLOGY")
 path_skew_ms=$(jq -r .defaults.path_skew_ms "$TOPOLOGY")
+tbf_burst_bytes=$(jq -r .defaults.tbf_burst_bytes.vagrant "$TOPOLOGY")   # switches' TBF bucket (switch.sh)
 fq=0 rr_mech=auto
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -46,6 +49,7 @@ while [[ $# -gt 0 ]]; do
         --path-skew-ms) path_skew_ms=${2:-}; shift 2 || die "--path-skew-ms needs a value" ;;
         --fq) fq=1; shift ;;
         --rr-mech) rr_mech=${2:-}; shift 2 || die "--rr-mech needs a value" ;;
+        --tbf-burst-bytes) tbf_burst_bytes=${2:-}; shift 2 || die "--tbf-burst-bytes needs a value" ;;
         *) die "unknown option $1" ;;
     esac
 done
@@ -54,6 +58,7 @@ done
 is_number "$link_delay_ms" || die "--link-delay-ms must be a non-negative number"
 is_number "$loss_pct" || die "--loss-pct must be a number"
 is_number "$path_skew_ms" || die "--path-skew-ms must be a non-negative number"
+if ! [[ "$tbf_burst_bytes" =~ ^[1-9][0-9]{3,8}$ ]] || (( tbf_burst_bytes < 1514 )); then die "--tbf-burst-bytes must be an integer >= 1514"; fi
 
 # kernel modules the study needs (absent modules are reported by features.sh, not fatal here)
 for m in sch_netem sch_teql sch_fq sch_tbf tcp_bic tcp_westwood tcp_bbr; do modprobe -q "$m" 2>/dev/null || true; done
@@ -128,11 +133,11 @@ case "$role" in
         mech=netem
         [[ -d /sys/module/sch_netem ]] || mech=shim
         [[ $mech == netem ]] || [[ -x "$TB/delayshim/delayshim" ]] || die "$node: no netem and no delay shim in this guest"
-        bash "$TB/nodes/switch.sh" "$if_src" "$if_dst" "$half" "$loss_pct" "$mech" "$TB/delayshim/delayshim" /run/mpcc-shim.pid
+        bash "$TB/nodes/switch.sh" "$if_src" "$if_dst" "$half" "$loss_pct" "$mech" "$TB/delayshim/delayshim" /run/mpcc-shim.pid "$tbf_burst_bytes"
         ;;
     *) die "unknown role '$role' for $node" ;;
 esac
 [[ $role == router ]] || rr_mech=none
 jq -n --arg n "$node" --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson k "$path_skew_ms" \
-    --arg rr "$rr_mech" '{node:$n, path_mode:$pm, link_delay_ms:$d, loss_pct:$l, path_skew_ms:$k, rr_mech:$rr}' > /run/mpcc-node.json
+    --arg rr "$rr_mech" --argjson b "$tbf_burst_bytes" '{node:$n, path_mode:$pm, link_delay_ms:$d, loss_pct:$l, path_skew_ms:$k, tbf_burst_bytes:$b, rr_mech:$rr}' > /run/mpcc-node.json
 echo "node-up: $node ($role) ok" >&2

@@ -14,6 +14,9 @@ BE="$HERE/backend.sh"
 # shellcheck source=capture_tools/experiment_args.sh
 source "$HERE/../../capture_tools/experiment_args.sh"
 parse_experiment_args vagrant "$@"
+if [[ -n "${MPCC_SS_INTERVAL_S:-}" && ! "$MPCC_SS_INTERVAL_S" =~ ^(0\.[0-9]*[1-9][0-9]*|[1-9][0-9]*(\.[0-9]+)?)$ ]]; then
+    die "MPCC_SS_INTERVAL_S must be a positive number of seconds, got '$MPCC_SS_INTERVAL_S'"
+fi
 
 mkdir -p "$out/iperf3" "$out/ss"
 out=$(cd "$out" && pwd)
@@ -61,6 +64,18 @@ for c in $cc $cc2; do
     fi
 done
 
+host_sched=$(bash "$BE" host-sched 2>>"$LOG") || host_sched='null'
+jq -e . >/dev/null 2>&1 <<<"$host_sched" || host_sched='null'
+# `ss -ti` sampling interval: every sample forks `ss` on the sender VM; under qemu TCG that costs the VM ~1-2 ms of
+# CPU per sample on a host whose cores the 6 busy VMs already saturate, so TCG guests are sampled every 0.5 s
+# (MPCC_SS_INTERVAL_S overrides; the netns backend samples every 0.1 s)
+if [[ -n "${MPCC_SS_INTERVAL_S:-}" ]]; then
+    ss_interval_s=$MPCC_SS_INTERVAL_S
+elif [[ "$(jq -r '.domain_type? // empty' <<<"$host_sched")" == qemu ]]; then
+    ss_interval_s=0.5
+else
+    ss_interval_s=0.1
+fi
 say "measuring clock offsets"
 clock=$(bash "$BE" clock-offsets 2>>"$LOG") || clock='null'
 
@@ -100,7 +115,8 @@ sleep 2   # tcpdump and iperf3 start slowly on TCG guests
 # ss sampler, one fork per sample (under TCG every fork+exec costs the sender VM milliseconds): bash's EPOCHREALTIME
 # (bash >= 5; `date` on older guests) and a read timeout on a private FIFO instead of /bin/sleep
 # shellcheck disable=SC2016  # $EPOCHREALTIME and $(date) expand in the guest
-ssl='f=$(mktemp -u /dev/shm/mpcc-tick.XXXXXX); mkfifo "$f"; exec 9<>"$f"; rm -f "$f"; while :; do echo "# ts=${EPOCHREALTIME:-$(date +%s.%N)}"; ss -tin dst DST; read -r -t 0.1 -u 9 || :; done'
+ssl='f=$(mktemp -u /dev/shm/mpcc-tick.XXXXXX); mkfifo "$f"; exec 9<>"$f"; rm -f "$f"; while :; do echo "# ts=${EPOCHREALTIME:-$(date +%s.%N)}"; ss -tin dst DST; read -r -t INTERVAL -u 9 || :; done'
+ssl=${ssl/INTERVAL/$ss_interval_s}
 ss1=$(bg src1 ss1 "${ssl/DST/10.4.1.2} > $G/ss-flow1.txt")
 say "flow1 start cc=$cc"
 on src1 "iperf3 -c 10.4.1.2 -p 5201 -C $cc -t $duration_s --json" > "$out/iperf3/flow1-client.json" 2>>"$LOG" &
@@ -161,7 +177,8 @@ params='{}'
 rr1=$(jq -n --argjson a "$rr_before1" --argjson b "$rr_after1" '{path1_pkts: ($b.path1_pkts-$a.path1_pkts), path2_pkts: ($b.path2_pkts-$a.path2_pkts)}')
 rr2=$(jq -n --argjson a "$rr_before2" --argjson b "$rr_after2" '{path1_pkts: ($b.path1_pkts-$a.path1_pkts), path2_pkts: ($b.path2_pkts-$a.path2_pkts)}')
 jq -n --argjson params "$params" --argjson features "$features" --arg start "$start_time" --arg kernel "$(on src1 "uname -r")" \
-   --argjson kernels "$kernels" --argjson clock "$clock" --argjson rr1 "$rr1" --argjson rr2 "$rr2" --argjson rtt "$rtt_med" \
+   --argjson kernels "$kernels" --argjson clock "$clock" --argjson host_sched "$host_sched" --arg ssi "$ss_interval_s" \
+   --argjson burst "$(on switch1 "jq .tbf_burst_bytes /run/mpcc-node.json" 2>/dev/null || echo null)" --argjson rr1 "$rr1" --argjson rr2 "$rr2" --argjson rtt "$rtt_med" \
    --arg qd "$(printf '%b' "$qd")" --arg exp "$experiment" --arg cc "$cc" --arg cc2 "$cc2" --arg cbr "$cbr_mbps" \
    --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson t "$duration_s" \
    --argjson off "$flow2_offset_s" --argjson k "$path_skew_ms" --argjson rep "$rep" \
@@ -181,7 +198,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
      tool_versions:{iperf3:$iperf3v, tcpdump:$tcpdumpv},
      delay_mechanism:$features.mechanism.delay, round_robin_mechanism:(if $mp then $features.mechanism.round_robin else "none" end),
      fq:(if $features.fq then "fq" else "fq: not available" end), features:$features,
-     clock:$clock,
+     clock:$clock, host_sched:$host_sched, ss_interval_s:($ssi|tonumber), tbf_burst_bytes:$burst,
      self_check:{rtt_median_ms:$rtt, expected_rtt_ms:$exp_rtt, rtt_ok:$rtt_ok,
                  round_robin:{router1:$r1, router2:$r2},
                  ok:($rtt_ok and ($r1.parity_ok != false) and ($r2.parity_ok != false)),
