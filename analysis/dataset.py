@@ -232,10 +232,10 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
     """Metric rows (one per flow, columns :data:`COLUMNS`) of one complete run directory, from its captures.
     Raises AnalysisError when a needed capture is missing or holds no traffic of the flow.
     ``buffers``: captures already read (``fingerprint(run_dir, buffers)``), consumed as they are decoded."""
-    buffers = {} if buffers is None else buffers
     from analysis.metrics.fairness import jain_index
     from analysis.metrics.throughput import goodput_mbps
 
+    buffers = {} if buffers is None else buffers
     run_dir = Path(run_dir)
     p = runmeta.read_params(run_dir)
     meta = runmeta.read_meta(run_dir)

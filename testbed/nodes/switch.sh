@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Switch set-up, run INSIDE switch1/switch2.
-# usage: switch.sh IF_FROM_SRC IF_FROM_DST ONE_WAY_DELAY_MS LOSS_PCT DELAY_MECH SHIM_BIN PIDFILE [TBF_BURST_BYTES]
-#   Egress on both interfaces: TBF 10 Mbit/s (bucket TBF_BURST_BYTES, default 3028 = 2 full frames) with a 100-packet
-#   pfifo. tc-tbf(8): the bucket must hold at least rate/HZ bytes, and "for 10mbit/s on Intel, you need at least 10kbyte
+# usage: switch.sh IF_FROM_SRC IF_FROM_DST ONE_WAY_DELAY_MS LOSS_PCT DELAY_MECH SHIM_BIN PIDFILE TBF_BURST_BYTES
+#   Egress on both interfaces: TBF 10 Mbit/s (bucket TBF_BURST_BYTES: testbed/topology.json defaults.tbf_burst_bytes,
+#   per backend) with a 100-packet pfifo. tc-tbf(8): the bucket must hold at least rate/HZ bytes, and "for 10mbit/s on Intel, you need at least 10kbyte
 #   buffer if you want to reach your configured rate" -- the token refill is only as timely as the timer that runs
 #   the qdisc, which in a namespace on the host is an hrtimer (2 frames reach 9.6 Mbit/s of goodput) and in a VM
 #   whose vCPU waits for a host core is late by milliseconds (the vagrant backend uses 10000).
@@ -10,7 +10,8 @@
 #   else the NFQUEUE delay shim (both directions traverse FORWARD once).
 #   Forward-only random loss LOSS_PCT on packets arriving from the src side.
 set -euo pipefail
-if_src=$1 if_dst=$2 delay_ms=$3 loss_pct=$4 mech=$5 shim=$6 pidfile=$7 burst=${8:-3028}
+[[ $# -eq 8 ]] || { echo "usage: switch.sh IF_FROM_SRC IF_FROM_DST ONE_WAY_DELAY_MS LOSS_PCT DELAY_MECH SHIM_BIN PIDFILE TBF_BURST_BYTES" >&2; exit 2; }
+if_src=$1 if_dst=$2 delay_ms=$3 loss_pct=$4 mech=$5 shim=$6 pidfile=$7 burst=$8
 if ! [[ "$burst" =~ ^[1-9][0-9]{3,8}$ ]] || (( burst < 1514 )); then
     echo "error: TBF burst must be an integer >= 1514 bytes (one full frame), got '$burst'" >&2; exit 2
 fi

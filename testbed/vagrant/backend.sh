@@ -110,7 +110,7 @@ do_up() {
     log "up: path_mode=$path_mode link_delay_ms=$link_delay_ms loss_pct=$loss_pct path_skew_ms=$path_skew_ms on 8 VMs"
 }
 
-host_sched() { # libvirt under TCG: switch1 and switch2 on different host cores, ahead of the other VMs (host-sched.sh)
+host_sched() { # libvirt: host CPU placement of the switch VMs (host-sched.sh; opt-in MPCC_VAGRANT_SCHED=auto) -> JSON
     if [[ "${VAGRANT_DEFAULT_PROVIDER:-libvirt}" != libvirt ]]; then
         jq -n '{applied:false, reason:"provider is not libvirt"}' > "$STATE/host-sched.json"
         return 0
