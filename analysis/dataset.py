@@ -357,13 +357,14 @@ def fingerprint(run_dir, buffers: dict | None = None) -> dict:
     ``buffers``: a dict to receive each capture's content as ``fast_reader.load_buffer`` returns it, keyed by path,
     so that the analysis decodes the bytes hashed here instead of reading the file a second time."""
     from analysis.ingest import fast_reader
+    from analysis.ingest.cache import content_sha256
     run_dir = Path(run_dir)
     files = {}
     for rel, p in _input_files(run_dir).items():
         e = _stat_entry(p)
         if buffers is not None and rel in runmeta.CAPTURES:
             buf = fast_reader.load_buffer(p)
-            e["sha256"] = hashlib.sha256(memoryview(buf)[:len(buf) - fast_reader._PAD]).hexdigest()
+            e["sha256"] = content_sha256(buf[:len(buf) - fast_reader._PAD])  # the packet cache's key, too
             buffers[p] = buf
         else:
             e["sha256"] = _sha256(p)
@@ -393,7 +394,9 @@ def _fingerprint_matches(run_dir: Path, stored: dict) -> tuple[bool, dict | None
     return True, ({"version": DERIVED_VERSION, "files": cur} if refreshed else None)
 
 
-def _derived_dir(run_dir: Path, derived_root) -> Path:
+def run_cache_dir(run_dir, derived_root=None) -> Path:
+    """Where the per-run cache of ``run_dir`` lives: ``derived_root/<run name>`` when given, else ``RUN_DIR/derived``."""
+    run_dir = Path(run_dir)
     return Path(derived_root) / run_dir.name if derived_root else run_dir / "derived"
 
 
@@ -425,7 +428,7 @@ def _read_cached(ddir: Path, typed: bool = True) -> pd.DataFrame:
 def cached_rows(run_dir, derived_root=None, typed: bool = True) -> pd.DataFrame | None:
     """The cached rows of ``run_dir`` when the cache is valid (or raw captures are absent), else None."""
     run_dir = Path(run_dir)
-    ddir = _derived_dir(run_dir, derived_root)
+    ddir = run_cache_dir(run_dir, derived_root)
     pq = ddir / "flows.parquet"
     if not pq.is_file():
         return None
@@ -460,7 +463,7 @@ def process_run(run_dir, derived_root=None, typed: bool = True) -> tuple[pd.Data
         buffers = {}
         fp = fingerprint(run_dir, buffers)
         df = analyze_run(run_dir, buffers=buffers)
-        _write_cache(_derived_dir(run_dir, derived_root), df, fp)
+        _write_cache(run_cache_dir(run_dir, derived_root), df, fp)
         return df, ""
     except (AnalysisError, OSError, ValueError, KeyError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

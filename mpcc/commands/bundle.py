@@ -244,15 +244,16 @@ def _capture_sha256(fp_file: Path, name: str) -> str | None:
 
 
 def _stage_captures(camp: Path, run_ids: list[str], stage: Path, jobs: int, derived_root: Path | None = None,
-                    previous: Path | None = None) -> int:
+                    previous: Path | None = None) -> None:
     """xz the raw captures of ``run_ids`` into ``stage/<run_id>/`` with ``jobs`` threads (lzma releases the GIL;
     xz -9 runs at a few MB/s, the slowest step of a bundle). A capture already xz'd in the ``previous`` bundle is
-    copied from it when both fingerprints give it the same sha256 (of the decompressed content). Returns how many
-    were reused."""
+    copied from it when both fingerprints give it the same sha256 (of the decompressed content)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm import tqdm
-    work, reused = [], 0
+
+    from analysis.dataset import run_cache_dir
+    work = []
     for rid in run_ids:
         for name in CAPTURES:
             src = camp / "runs" / rid / name
@@ -260,19 +261,17 @@ def _stage_captures(camp: Path, run_ids: list[str], stage: Path, jobs: int, deri
                 continue
             dst = stage / rid / f"{name}.xz"
             if previous is not None and (previous / "runs" / rid / f"{name}.xz").is_file():
-                raw_fp = (derived_root / rid if derived_root else camp / "runs" / rid / "derived") / "fingerprint.json"
                 old = _capture_sha256(previous / "runs" / rid / "derived" / "fingerprint.json", name)
+                raw_fp = run_cache_dir(camp / "runs" / rid, derived_root) / "fingerprint.json"
                 if old is not None and old == _capture_sha256(raw_fp, name):
                     dst.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(previous / "runs" / rid / f"{name}.xz", dst)
-                    reused += 1
                     continue
             work.append((src, dst))
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
         for _ in tqdm(ex.map(lambda w: _xz_to(*w), work), total=len(work), unit="capture", desc="xz",
                       file=sys.stderr):
             pass
-    return reused
 
 
 def _add_captures(src: Path, dst: Path, stage: Path | None = None) -> int:
@@ -400,7 +399,7 @@ def run(args) -> int:
             raise UserError(f"{out} is not a bundle (no bundle.json): refusing to replace it")
     from tqdm import tqdm
 
-    from analysis.dataset import load_campaign
+    from analysis.dataset import load_campaign, run_cache_dir
 
     df = load_campaign(camp, jobs=args.jobs, progress=True, derived_dir=args.derived_dir)
     runs = df.attrs["runs"]
@@ -417,7 +416,7 @@ def run(args) -> int:
         metas = {}
         for _, r in tqdm(list(shipped.iterrows()), unit="run", desc="bundle", file=sys.stderr):
             src = camp / "runs" / r["run_id"]
-            ddir = (derived_root / r["run_id"]) if derived_root else (src / "derived")
+            ddir = run_cache_dir(src, derived_root)
             _bundle_run(src, tmp / "runs" / r["run_id"], r["status"], ddir if ddir.is_dir() else None)
             metas[r["run_id"]] = _json(src / "meta.json")
         size = _dir_size(tmp)
