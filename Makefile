@@ -1,35 +1,48 @@
 # multipath-cc-lab — the README's two commands are `make reproduce` and `make test`.
+# Every target runs in the project's virtual environment .venv, which this Makefile makes from $(PYTHON) on first
+# use (Debian's own python3 refuses `pip install` outside a venv: PEP 668); a different PYTHON makes it anew.
 PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
 DATA ?= data/sample
 OUT ?= reports
 
-.PHONY: install reproduce notebooks-refresh test test-fast test-vagrant lab bench lint
+.PHONY: install venv reproduce notebooks-refresh test test-fast test-vagrant lab bench lint FORCE
 
-install:
-	$(PYTHON) -m pip install -q -e '.[test,fast]'
+# the venv itself: tools/venv.sh leaves a working one made from $(PYTHON) untouched
+$(VENV)/pyvenv.cfg: FORCE
+	@sh tools/venv.sh '$(PYTHON)' '$(VENV)'
+
+# the project (editable) with its test and fast extras: again only when pyproject.toml changed or the venv is new
+$(VENV)/.installed: pyproject.toml $(VENV)/pyvenv.cfg
+	$(VPY) -m pip install -q -e '.[test,fast]'
+	@touch $@
+
+venv install: $(VENV)/.installed
 
 reproduce: install
-	$(PYTHON) -m mpcc.cli reproduce --data $(DATA) --out $(OUT)
+	$(VPY) -m mpcc.cli reproduce --data $(DATA) --out $(OUT)
 
 # re-execute the committed notebooks in place on data/sample (their stored outputs are what nbval checks)
 notebooks-refresh: install
-	$(PYTHON) -m mpcc.cli reproduce --inplace
+	$(VPY) -m mpcc.cli reproduce --inplace
 
 test: install
-	$(PYTHON) -m pytest -q tests
+	$(VPY) -m pytest -q tests
 
 test-fast: install
-	$(PYTHON) -m pytest -q -m "not netns and not slow" tests
+	$(VPY) -m pytest -q -m "not netns and not slow" tests
 
+# the script runs `python3` and `mpcc`: put the venv's bin/ first on PATH
 test-vagrant: install
-	bash testbed/vagrant/test-vagrant.sh
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bash testbed/vagrant/test-vagrant.sh
 
 lab: install
-	$(PYTHON) -m pip install -q -e '.[lab]'
-	$(PYTHON) -m jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+	$(VPY) -m pip install -q -e '.[lab]'
+	$(VPY) -m jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 bench: install
-	$(PYTHON) bench/run_all.py
+	$(VPY) bench/run_all.py
 
 lint:
-	shellcheck -x testbed/*.sh testbed/nodes/*.sh testbed/vagrant/*.sh capture_tools/*.sh
+	shellcheck -x testbed/*.sh testbed/nodes/*.sh testbed/vagrant/*.sh testbed/cc/*.sh capture_tools/*.sh tools/*.sh

@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, AnalysisWarning
 from analysis import runmeta
 
 DERIVED_VERSION = 2  # bump when the rows' definition changes: every cache is then rebuilt
@@ -414,7 +414,7 @@ def _write_cache(ddir: Path, df: pd.DataFrame, fp: dict) -> None:
         tmpj.write_text(json.dumps(fp, indent=1, sort_keys=True))
         tmpj.replace(ddir / "fingerprint.json")
     except OSError as exc:
-        warnings.warn(f"cannot write the derived cache in {ddir}: {exc.strerror or exc}", stacklevel=2)
+        warnings.warn(f"cannot write the derived cache in {ddir}: {exc.strerror or exc}", AnalysisWarning, stacklevel=2)
 
 
 def _read_cached(ddir: Path, typed: bool = True) -> pd.DataFrame:

@@ -1,6 +1,14 @@
 """Exceptions the analysis library raises for bad input (reported as one line by the CLI)."""
 
 
+class AnalysisWarning(UserWarning):
+    """Base class of the library's own warnings: one line for the user (the CLI prints ``mpcc: warning: <message>``)."""
+
+
+class CaptureWarning(AnalysisWarning):
+    """A capture read with damage skipped: a truncated or corrupt record, a cut-off gzip/xz stream."""
+
+
 class AnalysisError(Exception):
     """Base class: an input the library cannot analyse; the message is one line for the user."""
 

@@ -8,6 +8,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TB="$HERE/../testbed"
 # shellcheck source=capture_tools/experiment_args.sh
 source "$HERE/experiment_args.sh"
+# shellcheck source=capture_tools/capture_lib.sh
+source "$HERE/capture_lib.sh"       # host_load_sample/host_load_summary, stop_captures
 parse_experiment_args netns "$@"
 
 P="${MPCC_NS_PREFIX:-mpcc-}"
@@ -16,41 +18,7 @@ out=$(cd "$out" && pwd)
 LOG="$out/capture.log"
 exec 3>>"$LOG"
 say() { echo "[$(date -u +%H:%M:%S.%N)] $*" >&3; }
-host_load_sample() { # -> JSON {wall_us, psi_some_us (null without PSI), loadavg1, ncpu}
-    local psi=null la wall
-    wall=$(date +%s%6N)
-    if [[ -r /proc/pressure/cpu ]]; then
-        psi=$(sed -n 's/^some .*total=\([0-9]*\)$/\1/p' /proc/pressure/cpu)
-        [[ "$psi" =~ ^[0-9]+$ ]] || psi=null
-    fi
-    read -r la _ < /proc/loadavg
-    printf '{"wall_us":%s,"psi_some_us":%s,"loadavg1":%s,"ncpu":%s}' "$wall" "$psi" "$la" "$(nproc)"
-}
-
-avail=$(cat /proc/sys/net/ipv4/tcp_available_congestion_control)
-for c in $cc $cc2; do
-    if [[ " $avail " != *" $c "* ]]; then
-        echo "$c: not available on this kernel — skipped" > "$out/SKIPPED"
-        say "SKIPPED: $c not available"
-        echo "$c: not available on this kernel — skipped" >&2
-        exit 3
-    fi
-done
-
-pids=() tcpdump_pids=()
-stop_captures() { # SIGINT lets tcpdump flush; TERM after 3 s if a SIGINT was lost
-    local p i
-    for p in "${tcpdump_pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
-    for i in $(seq 30); do
-        local alive=0
-        for p in "${tcpdump_pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
-        [[ $alive == 0 ]] && break
-        [[ $i == 30 ]] && for p in "${tcpdump_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-        sleep 0.1
-    done
-    for p in "${tcpdump_pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    tcpdump_pids=()
-}
+pids=() tcpdump_pids=() held_ccs=()
 teardown() {
     local rc=$?
     # further INT/TERM must not cut the teardown short: a killed runner's parent-death signal can arrive more than
@@ -61,11 +29,31 @@ teardown() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
     "$TB/netns.sh" down 2>>"$LOG" || true
+    for c in "${held_ccs[@]}"; do "$TB/cc/ccctl.sh" release "$c" "$$" 2>>"$LOG" || true; done
     exit "$rc"
 }
 trap teardown EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# Each CC from the kernel if it has it, else from its BPF port in testbed/cc (registered for this run, released at
+# teardown), else the run is SKIPPED with the reason. cc_impl (meta.json) says which implementation ran.
+cc_impl='{}'
+for c in $cc $cc2; do
+    [[ " ${held_ccs[*]} " == *" $c "* ]] && continue
+    rc=0
+    info=$("$TB/cc/ccctl.sh" acquire "$c" "$$" 2>>"$LOG") || rc=$?
+    if [[ $rc -ne 0 ]]; then
+        [[ $rc -eq 3 ]] || info="$c: not available on this kernel — skipped (ccctl.sh failed, exit $rc)"
+        echo "$info" > "$out/SKIPPED"
+        say "SKIPPED: $info"
+        echo "$info" >&2
+        exit 3
+    fi
+    held_ccs+=("$c")
+    cc_impl=$(jq -c --argjson i "$info" '. + {($i.cc): ($i | del(.cc))}' <<<"$cc_impl")
+    say "cc $c: $(jq -r .implementation <<<"$info")"
+done
 
 start_time=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
 say "up: $path_mode delay=$link_delay_ms loss=$loss_pct skew=$path_skew_ms"
@@ -158,10 +146,7 @@ say "self_check: $(jq -c . <<<"$self_check")"
 
 # Host CPU contention while the flows ran (the delay/loss shim and the captures share the host's cores):
 # PSI "some" stall share = delta(total stall us) / delta(wall us) (Linux Documentation/accounting/psi.rst).
-host_load=$(jq -n --argjson a "$host_load0" --argjson b "$host_load1" '
-    {loadavg_1min_start:$a.loadavg1, loadavg_1min_end:$b.loadavg1, ncpu:$a.ncpu,
-     cpu_pressure_some_pct:(if $a.psi_some_us != null and $b.psi_some_us != null and $b.wall_us > $a.wall_us
-        then ((($b.psi_some_us - $a.psi_some_us) / ($b.wall_us - $a.wall_us) * 1000 | round) / 10) else null end)}')
+host_load=$(host_load_summary "$host_load0" "$host_load1")
 qd=""
 for n in switch1 switch2 src1 src2; do qd+="== $n ==\n$(ip netns exec "$P$n" tc -s qdisc show)\n"; done
 params='{}'
@@ -170,7 +155,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
    --arg qd "$(printf '%b' "$qd")" --arg exp "$experiment" --arg cc "$cc" --arg cc2 "$cc2" --arg cbr "$cbr_mbps" \
    --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson t "$duration_s" \
    --argjson off "$flow2_offset_s" --argjson k "$path_skew_ms" --argjson rep "$rep" \
-   --argjson self_check "$self_check" --argjson host_load "$host_load" --arg ssi "$SS_INTERVAL_S" \
+   --argjson self_check "$self_check" --argjson host_load "$host_load" --arg ssi "$SS_INTERVAL_S" --argjson cc_impl "$cc_impl" \
    --argjson burst "$(jq .defaults.tbf_burst_bytes.netns "$TB/topology.json")" \
    --arg sysctls "$(ip netns exec "${P}src1" sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling)" \
    --arg iperf3v "$(iperf3 --version 2>&1 | head -1)" --arg tcpdumpv "$(tcpdump --version 2>&1 | head -1)" \
@@ -180,7 +165,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
      backend:"netns", kernel:$kernel, start_time:$start, sysctls:($sysctls|split("\n")), qdisc:$qd,
      tool_versions:{iperf3:$iperf3v, tcpdump:$tcpdumpv},
      delay_mechanism:$features.mechanism.delay, round_robin_mechanism:(if $pm=="multipath" then $features.mechanism.round_robin else "none" end),
-     fq:(if $features.fq then "fq" else "fq: not available" end), features:$features, self_check:$self_check, host_load:$host_load, ss_interval_s:($ssi|tonumber), tbf_burst_bytes:$burst, status:"complete"}' > "$out/meta.json.tmp"
+     fq:(if $features.fq then "fq" else "fq: not available" end), features:$features, cc_impl:$cc_impl, self_check:$self_check, host_load:$host_load, ss_interval_s:($ssi|tonumber), tbf_burst_bytes:$burst, status:"complete"}' > "$out/meta.json.tmp"
 mv "$out/meta.json.tmp" "$out/meta.json"
 # stop captures before declaring the run complete, so pcaps are flushed
 stop_captures

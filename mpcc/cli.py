@@ -10,8 +10,9 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, AnalysisWarning
 from mpcc.errors import UserError
 
 # Sub-command modules, in the order `mpcc --help` lists them.
@@ -40,9 +41,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warnings(show):
+    """A ``warnings.showwarning`` that prints the library's own warnings (``AnalysisWarning``, e.g. a truncated
+    capture record) as one line ``mpcc: warning: <message>``, and any other warning as ``show`` does."""
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, AnalysisWarning):
+            try:
+                print(f"mpcc: warning: {message}", file=file or sys.stderr)
+            except OSError:
+                pass
+        else:
+            show(message, category, filename, lineno, file, line)
+    return showwarning
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    show = warnings.showwarning
+    warnings.showwarning = _one_line_warnings(show)
     try:
         return int(args._run(args) or 0)
     except UserError as exc:
@@ -62,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"mpcc: internal error: {type(exc).__name__}: {exc} (set MPCC_DEBUG=1 for details)", file=sys.stderr)
         return 70
+    finally:
+        warnings.showwarning = show
 
 
 if __name__ == "__main__":

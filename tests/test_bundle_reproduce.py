@@ -76,3 +76,28 @@ def test_reproduce_rejects_bad_input(tmp_path):
     assert r.returncode == 2 and "--inplace" in r.stderr
     r = _mpcc("reproduce", "--data", str(tmp_path / "c"), "--only", "zz*")
     assert r.returncode == 2 and "no notebooks match" in r.stderr
+
+
+def test_reproduce_runs_this_python_quietly(tmp_path):
+    """The notebooks' kernel is this environment's python (the Makefile's .venv), and executing them prints only the
+    progress bar and the summary: no kernel transport warning ("running over TCP without encryption")."""
+    import nbformat
+    nb_dir, camp, out = tmp_path / "nb", tmp_path / "camp", tmp_path / "out"
+    nb_dir.mkdir()
+    (camp / "runs").mkdir(parents=True)
+    params = nbformat.v4.new_code_cell('campaign_dir = ""\noutput_dir = ""\nalpha = 0.05\nn_boot = 9999\nderived_dir = None',
+                                       metadata={"tags": ["parameters"]})  # all of mpcc's: papermill warns otherwise
+    probe = nbformat.v4.new_code_cell("import pathlib, sys\n"
+                                      "pathlib.Path(output_dir, 'kernel.json').write_text("
+                                      "__import__('json').dumps([sys.prefix, sys.executable]))")
+    nb = nbformat.v4.new_notebook(cells=[params, probe], metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python"}})
+    nbformat.write(nb, str(nb_dir / "probe.ipynb"))
+    r = _mpcc("reproduce", "--data", str(camp), "--notebooks", str(nb_dir), "--out", str(out), "--no-html")
+    assert r.returncode == 0, r.stderr
+    prefix, exe = json.loads((out / "kernel.json").read_text())
+    assert prefix == sys.prefix and exe == sys.executable
+    lines = [ln.strip() for ln in r.stderr.replace("\r", "\n").splitlines() if ln.strip()]
+    assert not [ln for ln in lines if "without encryption" in ln or "warning" in ln.lower()], r.stderr
+    assert all(ln.startswith("reproduce:") for ln in lines[:-1]) and lines[-1].startswith("mpcc reproduce: 1 of 1"), lines

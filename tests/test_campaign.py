@@ -61,6 +61,16 @@ def test_order_is_seeded():
     ("experiments: [{experiment: tcp_fairness, cc_pair: [[cubic]]}]", "two cc names"),
     ("experiments: [{experiment: loss_rate, cc: cubic, rm_rf: 1}]", "unknown key"),
     (": : :", "not valid YAML"),
+    ("family: '042'\nexperiments: [{experiment: loss_rate, cc: cubic}]", "unknown family '042'"),
+    ("defaults: [1]\nexperiments: [{experiment: loss_rate, cc: cubic}]", "defaults must be a mapping"),
+    # dual-path families (001, 003): a queue size of -1 and a path rate of 0 are rejected at load time
+    ("family: '003'\nexperiments: [{experiment: scenario, mode: mptcp, queue_pkts: -1}]", "queue_pkts=-1 is outside"),
+    ("family: '003'\nexperiments: [{experiment: scenario, mode: mptcp, path1_rate_mbit: 0}]", "path1_rate_mbit=0 is outside"),
+    ("family: '001'\nexperiments: [{experiment: buffer_sweep, mode: tcp_lte, buffer_bytes: -1}]", "buffer_bytes=-1 is outside"),
+    ("family: '001'\nexperiments: [{experiment: buffer_sweep, mode: tcp_wifi, path2_rate_mbit: 0}]", "path2_rate_mbit=0 is outside"),
+    ("family: '999'\nexperiments: [{experiment: scenario, mode: mptcp}]", "unknown family '999'"),
+    ("family: '003'\nexperiments: [{experiment: resilience, mode: mptcp}]", "resilience needs udp_flood_mbps"),
+    ("family: '003'\nexperiments: [{experiment: scenario, mode: quic}]", "unknown mode"),
 ])
 def test_bad_campaigns_rejected(tmp_path, body, msg):
     f = tmp_path / "c.yaml"
@@ -76,11 +86,12 @@ FAKE = textwrap.dedent("""\
     out=""; cc=""
     while [ $# -gt 0 ]; do case "$1" in --out) out=$2; shift 2;; --cc) cc=$2; shift 2;; *) shift;; esac; done
     echo started > "$out/router1.pcap"
-    if [ "$cc" = bic ]; then echo "bic: not available on this kernel — skipped" > "$out/SKIPPED"; exit 3; fi
+    if [ "$cc" = bic ] && [ -z "${FAKE_BIC_OK:-}" ]; then echo "bic: not available on this kernel — skipped" > "$out/SKIPPED"; exit 3; fi
     echo "${MPCC_NS_PREFIX:-} $(date +%s.%N)" > "$out/started"
     sleep "${FAKE_SLEEP:-0}"
     if [ -n "${FAKE_FAIL:-}" ] && [ "$cc" = bbr ]; then exit 1; fi
     date +%s.%N > "$out/finished"
+    printf '{"host_load": {"cpu_pressure_some_pct": %s}}' "${FAKE_PSI:-5}" > "$out/meta.json"
     date > "$out/COMPLETE"
     """)
 
@@ -126,6 +137,75 @@ def test_runner_resumes_and_never_overwrites(tmp_path, fake_env):
     other.write_text(camp.read_text().replace("seed: 1", "seed: 2"))
     r = _mpcc(["campaign", "run", str(other), "--out", str(out)], fake_env)
     assert r.returncode == 2 and "different campaign" in r.stderr
+
+
+def test_profiles_make_a_smaller_campaign_from_the_same_file(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text(textwrap.dedent("""\
+        name: demo
+        reps: 10
+        defaults: {duration_s: 100}
+        experiments:
+          - {experiment: loss_rate, cc: [cubic, reno], loss_pct: [1, 2, 3]}
+        profiles:
+          smoke:
+            reps: 1
+            defaults: {duration_s: 5}
+            experiments: [{experiment: loss_rate, cc: cubic, loss_pct: 2}]
+          bad: {rm_rf: 1}
+        """))
+    full = load_campaign(f)
+    assert full.name == "demo" and len(full.runs) == 60 and full.runs[0].duration_s == 100
+    smoke = load_campaign(f, "smoke")
+    assert smoke.name == "demo-smoke" and len(smoke.runs) == 1
+    assert smoke.runs[0].duration_s == 5 and smoke.runs[0].loss_pct == 2
+    with pytest.raises(UserError, match="no profile 'nightly'"):
+        load_campaign(f, "nightly")
+    with pytest.raises(UserError, match="may set reps"):
+        load_campaign(f, "bad")
+
+
+@needs_root
+def test_retry_skipped_records_skipped_runs_again_and_keeps_the_old_ones(tmp_path, fake_env):
+    out = tmp_path / "out"
+    camp = REPO / "campaigns/smoke.yaml"
+    assert _mpcc(["campaign", "run", str(camp), "--out", str(out)], fake_env).returncode == 0
+    runs = out / "runs"
+    bic = runs / "loss_rate__bic__multipath__d10ms__l2pct__rep01"
+    assert (bic / "SKIPPED").exists()
+    done = runs / "single_vs_multi__cubic__single__d10ms__l0pct__rep01" / "COMPLETE"
+    stamp = done.read_text()
+    # a plain resume leaves the skipped run alone; --retry-skipped records it again (the CC became available)
+    r = _mpcc(["campaign", "run", str(camp), "--out", str(out)], {**fake_env, "FAKE_BIC_OK": "1"})
+    assert r.returncode == 0 and "7 already done" in r.stderr
+    r = _mpcc(["campaign", "run", str(camp), "--out", str(out), "--retry-skipped"], {**fake_env, "FAKE_BIC_OK": "1"})
+    assert r.returncode == 0, r.stderr
+    assert "1 skipped run(s) moved aside" in r.stderr and "1 completed" in r.stderr
+    assert (bic / "COMPLETE").exists() and not (bic / "SKIPPED").exists()
+    [old] = runs.glob(bic.name + ".incomplete-*-skipped")
+    assert "not available" in (old / "SKIPPED").read_text()
+    assert done.read_text() == stamp
+
+
+@needs_root
+def test_experiments_filter_and_redo_contended(tmp_path, fake_env):
+    out = tmp_path / "out"
+    camp = REPO / "campaigns/smoke.yaml"
+    r = _mpcc(["campaign", "run", str(camp), "--out", str(out), "--experiments", "tcp_fairness,udp_fairness"],
+              {**fake_env, "FAKE_PSI": "55.5"})
+    assert r.returncode == 0, r.stderr
+    runs = out / "runs"
+    assert sorted(d.name.split("__")[0] for d in runs.iterdir()) == ["tcp_fairness", "udp_fairness"]
+    r = _mpcc(["campaign", "run", str(camp), "--out", str(out), "--experiments", "nonsense"], fake_env)
+    assert r.returncode == 2 and "nonsense" in r.stderr and "Traceback" not in r.stderr
+    # the two contended runs are redone, the rest recorded; the contended directories are kept aside
+    r = _mpcc(["campaign", "run", str(camp), "--out", str(out), "--redo-contended", "40"], fake_env)
+    assert r.returncode == 0, r.stderr
+    assert "2 run(s) recorded under host CPU pressure > 40 % moved aside" in r.stderr
+    assert len(list(runs.glob("*.incomplete-*-contended"))) == 2
+    assert "6 completed, 1 skipped" in r.stderr   # 2 redone + 4 never recorded; bic skipped
+    r = _mpcc(["campaign", "run", str(camp), "--out", str(out), "--redo-contended", "400"], fake_env)
+    assert r.returncode == 2 and "percentage" in r.stderr
 
 
 @needs_root

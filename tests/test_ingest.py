@@ -10,7 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from pcapgen import tcp, udp, write_pcap  # noqa: E402
 
-from analysis.errors import CaptureError
+from analysis.errors import CaptureError, CaptureWarning
 from analysis.ingest import parse_tcp_options, read_pcap
 from analysis.ingest.schema import COLUMNS
 
@@ -95,14 +95,27 @@ def test_bad_input(tmp_path, content):
     assert "\n" not in str(ei.value)
 
 
-def test_truncated_last_record(tmp_path):
+@pytest.mark.parametrize("engine", ["fast", "dpkt"])
+def test_truncated_last_record(tmp_path, caplog, engine):
     p = write_pcap(tmp_path / "t.pcap", _pkts())
     data = p.read_bytes()
     (tmp_path / "cut.pcap").write_bytes(data[:-10])
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        df = read_pcap(tmp_path / "cut.pcap")
-    assert len(df) == 3 and any("truncated" in str(x.message) for x in w)
+        df = read_pcap(tmp_path / "cut.pcap", engine=engine)
+    assert len(df) == 3
+    # reported once: one CaptureWarning, no log record besides (that printed the message a second time)
+    assert [x.category for x in w] == [CaptureWarning] and "truncated" in str(w[0].message)
+    assert not caplog.records
+
+
+def test_cli_truncated_capture_one_warning_line(tmp_path):
+    (tmp_path / "cut.pcap").write_bytes(write_pcap(tmp_path / "t.pcap", _pkts()).read_bytes()[:-10])
+    r = subprocess.run([sys.executable, "-m", "mpcc.cli", "analyze", str(tmp_path / "cut.pcap")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"mpcc: warning: {tmp_path / 'cut.pcap'}: truncated last record"), lines
 
 
 @pytest.mark.parametrize("content", [b"", b"not a pcap", b"\xd4\xc3\xb2\xa1"])

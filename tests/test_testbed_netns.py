@@ -74,18 +74,6 @@ def test_cubic_run_is_complete_with_expected_goodput(env, tmp_path, path_mode, e
     assert _namespaces(env["MPCC_NS_PREFIX"]) == []
 
 
-def test_missing_cc_is_skipped_with_exit_3(env, tmp_path):
-    avail = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
-    if "bic" in avail:
-        pytest.skip("this kernel has bic")
-    out = tmp_path / "bic"
-    res = _run(env, out, "--experiment", "single_vs_multi", "--cc", "bic", "--path-mode", "single",
-               "--link-delay-ms", "10", "--loss-pct", "0", "--duration-s", "4")
-    assert res.returncode == 3
-    assert (out / "SKIPPED").read_text().strip() == "bic: not available on this kernel — skipped"
-    assert not (out / "COMPLETE").exists()
-
-
 def test_bad_parameter_fails_before_any_root_command(env, tmp_path):
     res = _run(env, tmp_path / "bad", "--experiment", "single_vs_multi", "--cc", "cubic", "--path-mode", "triple",
                "--link-delay-ms", "10", "--loss-pct", "0", "--duration-s", "4")

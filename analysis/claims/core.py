@@ -26,7 +26,7 @@ from analysis import stats
 MIN_REPS = 3
 CAPACITY_MBPS = 20.0   # two 10 Mbit/s paths (paper 000, section 2)
 VERDICTS = ("reproduced", "not reproduced", "inconclusive", "not run")
-COLUMNS = ["claim_id", "section", "experiment", "statement", "paper_value", "ours", "ci_low", "ci_high", "n",
+COLUMNS = ["paper", "claim_id", "section", "experiment", "statement", "paper_value", "ours", "ci_low", "ci_high", "n",
            "test", "p_value", "effect_size", "verdict", "note"]
 SINGLE_FLOW = ("single_vs_multi", "link_delay", "loss_rate")
 NAN = float("nan")

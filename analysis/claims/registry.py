@@ -40,6 +40,7 @@ def evaluate(df: pd.DataFrame, *, alpha: float = 0.05, n_boot: int = 9999, seed:
     for fam in FAMILIES:
         rows.extend(fam.claims(ctx))
     out = pd.DataFrame(rows, columns=core.COLUMNS)
+    out["paper"] = "000"   # the study the claims come from (../shared/papers/000_*.txt)
     if extra:
         out["note"] = [f"{n}; {extra}" if n else extra for n in out["note"]]
     return out

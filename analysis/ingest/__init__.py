@@ -6,7 +6,6 @@ pcapng and anything else).  Decoded tables can be cached as Parquet (``cache``),
 """
 from __future__ import annotations
 
-import logging
 import os
 import struct
 import warnings
@@ -14,14 +13,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.errors import CaptureError
+from analysis.errors import CaptureError, CaptureWarning
 from analysis.ingest import cache as _cache
 from analysis.ingest.dpkt_reader import parse_tcp_options
 from analysis.ingest.dpkt_reader import read_pcap as _read_dpkt
 
 __all__ = ["read_pcap", "parse_tcp_options", "fast_path_applies", "ENGINES", "AUTO_CACHE_MIN_BYTES"]
 
-log = logging.getLogger(__name__)
 ENGINES = ("auto", "fast", "dpkt")
 AUTO_CACHE_MIN_BYTES = 1_000_000  # cache=None caches only captures at least this large (small ones decode in ms)
 
@@ -142,6 +140,5 @@ def read_pcap(path, *, engine: str = "auto", cache=None, buffer=None) -> pd.Data
 def _rewarn(hit):
     df, msgs = hit
     for m in msgs:
-        log.warning(m)
-        warnings.warn(m, stacklevel=3)
+        warnings.warn(m, CaptureWarning, stacklevel=3)
     return df

@@ -7,14 +7,12 @@ capture at -s 128: gzip 2.45 MB, xz 0.69 MB).
 from __future__ import annotations
 
 import gzip
-import logging
 import lzma
 import warnings
 import zlib
 
-from analysis.errors import CaptureError
+from analysis.errors import CaptureError, CaptureWarning
 
-log = logging.getLogger(__name__)
 GZIP_MAGIC = b"\x1f\x8b"
 XZ_MAGIC = b"\xfd7zXZ\x00"
 SUFFIXES = (".gz", ".xz")
@@ -47,8 +45,7 @@ def is_gzip(path) -> bool:
 
 def _cut_off(path, kind, exc, data):
     msg = f"{path}: {kind} stream cut off ({exc}); using the {len(data)} bytes recovered"
-    log.warning(msg)
-    warnings.warn(msg, stacklevel=4)
+    warnings.warn(msg, CaptureWarning, stacklevel=4)
     return data
 
 

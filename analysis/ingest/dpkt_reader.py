@@ -10,8 +10,8 @@ one byte, every other option is kind/length/data; a length < 2 or running past t
 """
 from __future__ import annotations
 
+import contextlib
 import ipaddress
-import logging
 import os
 import struct
 import sys
@@ -21,10 +21,9 @@ import dpkt
 import pandas as pd
 from tqdm import tqdm
 
-from analysis.errors import CaptureError
+from analysis.errors import CaptureError, CaptureWarning
 from analysis.ingest.schema import COLUMNS, COLUMN_NAMES, MAX_SACK_BLOCKS, TCP, UDP
 
-log = logging.getLogger(__name__)
 
 # link types (tcpdump.org/linktypes.html)
 LINKTYPE_NULL = 0
@@ -83,6 +82,27 @@ def _l3_offset(linktype: int, buf: bytes):
     return None
 
 
+def iter_tcp_options(opts: bytes):
+    """The options of a TCP header's option bytes as (kind, data) pairs, per RFC 9293 sec. 3.1: kind 0 (End of
+    Option List) stops, kind 1 (NOP) is one byte and yields nothing, every other option is kind/length/data; a length
+    < 2 or an option running past the bytes stops."""
+    i, n = 0, len(opts)
+    while i < n:
+        kind = opts[i]
+        if kind == 0:
+            return
+        if kind == 1:
+            i += 1
+            continue
+        if i + 1 >= n:
+            return
+        olen = opts[i + 1]
+        if olen < 2 or i + olen > n:
+            return
+        yield kind, opts[i + 2:i + olen]
+        i += olen
+
+
 def parse_tcp_options(opts: bytes):
     """Parse TCP options per RFC 9293 sec. 3.1 (and RFC 7323 timestamps, RFC 2018 SACK).
 
@@ -92,20 +112,8 @@ def parse_tcp_options(opts: bytes):
     mss = wscale = tsval = tsecr = -1
     sackp = False
     blocks: list[tuple[int, int]] = []
-    i, n = 0, len(opts)
-    while i < n:
-        kind = opts[i]
-        if kind == 0:
-            break
-        if kind == 1:
-            i += 1
-            continue
-        if i + 1 >= n:
-            break
-        olen = opts[i + 1]
-        if olen < 2 or i + olen > n:
-            break
-        data = opts[i + 2:i + olen]
+    for kind, data in iter_tcp_options(opts):
+        olen = len(data) + 2
         if kind == 2 and olen == 4:
             mss = struct.unpack("!H", data)[0]
         elif kind == 3 and olen == 3:
@@ -117,12 +125,12 @@ def parse_tcp_options(opts: bytes):
                 blocks.append(struct.unpack_from("!II", data, j))
         elif kind == 8 and olen == 10:
             tsval, tsecr = struct.unpack("!II", data)
-        i += olen
     return mss, wscale, sackp, tsval, tsecr, blocks
 
 
-def _parse_ip(buf: bytes, off: int, pkt_no: int, ts: float, cap_len: int):
-    """Parse IP + TCP/UDP headers from raw bytes at ``off``; return a row tuple or None."""
+def parse_ip_header(buf: bytes, off: int):
+    """Parse the IPv4/IPv6 header at ``off`` (IPv6 extension headers skipped). Returns (version, src, dst, proto,
+    ip_id, ip_len, l4 offset, l4 length from the IP header) or None for a non-IP, too-short or non-first fragment."""
     if len(buf) < off + 1:
         return None
     ver = buf[off] >> 4
@@ -162,6 +170,15 @@ def _parse_ip(buf: bytes, off: int, pkt_no: int, ts: float, cap_len: int):
         l4_total = plen - (l4 - off - 40)
     else:
         return None
+    return ver, src, dst, proto, ip_id, ip_len, l4, l4_total
+
+
+def _parse_ip(buf: bytes, off: int, pkt_no: int, ts: float, cap_len: int):
+    """Parse IP + TCP/UDP headers from raw bytes at ``off``; return a row tuple or None."""
+    ip = parse_ip_header(buf, off)
+    if ip is None:
+        return None
+    ver, src, dst, proto, ip_id, ip_len, l4, l4_total = ip
     if proto == TCP:
         if len(buf) < l4 + 20:
             return None
@@ -245,17 +262,15 @@ def _iter_pcapng(f, path):
 
 
 def _warn(msg: str):
-    log.warning(msg)
-    warnings.warn(msg, stacklevel=3)
+    """Report damage that was skipped: one ``CaptureWarning`` (no log record besides, which would print it twice)."""
+    warnings.warn(msg, CaptureWarning, stacklevel=3)
 
 
-def read_pcap(path) -> pd.DataFrame:
-    """Read a pcap or pcapng file (optionally gzip'd or xz'd) into the per-packet table of ``analysis.ingest.schema`` (one row per
-    IPv4/IPv6 TCP or UDP packet; ``pkt_no`` counts every record, like tshark ``frame.number``).
-
-    Raises ``CaptureError`` (one-line message) for an empty file, a file that is not pcap/pcapng or a
-    corrupt header; a truncated last record is skipped with a warning.
-    """
+@contextlib.contextmanager
+def open_records(path):
+    """The records of a pcap or pcapng file (optionally gzip'd or xz'd): yields an iterator of (record number, ts,
+    link type, frame bytes). ``CaptureError`` (one line) for an empty, non-capture or corrupt-header file; a truncated
+    last record ends the iteration with a ``CaptureWarning``."""
     path = str(path)
     from analysis.ingest.compressed import compression_of, decompress_file
     if os.path.isfile(path) and compression_of(path):
@@ -269,13 +284,23 @@ def read_pcap(path) -> pd.DataFrame:
             raise CaptureError(f"{path}: empty file, not a capture")
         f.seek(0)
         if magic in _PCAP_MAGICS:
-            records = _iter_pcap(f, path)
+            yield _iter_pcap(f, path)
         elif magic == _PCAPNG_MAGIC:
-            records = _iter_pcapng(f, path)
+            yield _iter_pcapng(f, path)
         else:
             raise CaptureError(f"{path}: not a pcap or pcapng file")
-        rows = []
-        big = os.path.getsize(path) > 50_000_000  # progress bar (stderr) only for long reads
+
+
+def read_pcap(path) -> pd.DataFrame:
+    """Read a pcap or pcapng file (optionally gzip'd or xz'd) into the per-packet table of ``analysis.ingest.schema`` (one row per
+    IPv4/IPv6 TCP or UDP packet; ``pkt_no`` counts every record, like tshark ``frame.number``).
+
+    Raises ``CaptureError`` (one-line message) for an empty file, a file that is not pcap/pcapng or a
+    corrupt header; a truncated last record is skipped with a warning.
+    """
+    rows = []
+    with open_records(path) as records:
+        big = os.path.getsize(str(path)) > 50_000_000  # progress bar (stderr) only for long reads
         for n, ts, linktype, buf in tqdm(records, unit="pkt", desc="read_pcap", disable=not big, file=sys.stderr):
             off = _l3_offset(linktype, buf)
             if off is None:

@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from analysis.errors import CaptureError
+from analysis.errors import CaptureError, CaptureWarning
 from analysis.ingest.schema import COLUMNS, COLUMN_NAMES, MAX_SACK_BLOCKS, TCP, UDP
 
 log = logging.getLogger(__name__)
@@ -300,8 +300,8 @@ def load_buffer(path) -> np.ndarray:
 
 
 def _warn(msg: str):
-    log.warning(msg)
-    warnings.warn(msg, stacklevel=4)
+    """Report damage that was skipped: one ``CaptureWarning`` (no log record besides, which would print it twice)."""
+    warnings.warn(msg, CaptureWarning, stacklevel=4)
 
 
 def _empty_frame() -> pd.DataFrame:

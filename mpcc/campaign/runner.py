@@ -33,14 +33,12 @@ from tqdm import tqdm
 
 from mpcc.campaign.spec import Campaign, Run
 from mpcc.errors import UserError
+from mpcc.families import get_family
 
 REPO = Path(__file__).resolve().parents[2]
-RUN_EXPERIMENT = Path(os.environ.get("MPCC_RUN_EXPERIMENT", REPO / "capture_tools" / "run_experiment.sh"))
-# the vagrant backend runs the same capture steps on the VMs over ssh and copies the run directory back
-RUN_EXPERIMENT_VAGRANT = Path(os.environ.get("MPCC_RUN_EXPERIMENT_VAGRANT",
-                                             REPO / "testbed" / "vagrant" / "run_experiment.sh"))
 BACKENDS = ("netns", "vagrant")
 EXIT_SKIPPED = 3
+CCCTL = REPO / "testbed" / "cc" / "ccctl.sh"
 
 
 def source_version() -> dict:
@@ -55,9 +53,9 @@ def source_version() -> dict:
     return {"git_commit": commit or None, "git_dirty": dirty if commit else None}
 
 
-def experiment_script(backend: str) -> Path:
-    """The capture tool that produces one run directory on ``backend``."""
-    return RUN_EXPERIMENT_VAGRANT if backend == "vagrant" else RUN_EXPERIMENT
+def experiment_script(backend: str, family: str = "000") -> Path:
+    """The capture tool that produces one run directory of ``family`` on ``backend`` (the family's module says)."""
+    return get_family(family).capture_tool(backend)
 
 
 def run_status(run_dir: Path) -> str:
@@ -67,6 +65,38 @@ def run_status(run_dir: Path) -> str:
     if (run_dir / "SKIPPED").exists():
         return "skipped"
     return "incomplete" if run_dir.exists() else "pending"
+
+
+def cc_gc() -> None:
+    """Unregister the BPF congestion controls that no live run holds (testbed/cc/ccctl.sh gc): a campaign starts and
+    ends with none of ours left registered, also after a SIGKILL of an earlier runner."""
+    try:
+        subprocess.run(["bash", str(CCCTL), "gc"], stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        print(f"runner: ccctl.sh gc: {e}", file=sys.stderr)
+
+
+def supersede(out: Path, runs: list[Run], why: str, keep) -> int:
+    """Move the run directories of ``runs`` for which ``keep(run_dir)`` is false aside as
+    ``<run_id>.incomplete-<UTC>-<why>`` (superseded, never deleted; docs/architecture.md) so that the campaign
+    records them again. Returns how many were moved."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    moved = 0
+    for run in runs:
+        d = out / "runs" / run.run_id
+        if d.exists() and not keep(d):
+            d.rename(d.with_name(f"{d.name}.incomplete-{stamp}-{why}"))
+            moved += 1
+    return moved
+
+
+def host_pressure_pct(run_dir: Path) -> float | None:
+    """The host CPU contention a run was recorded under (meta.json host_load.cpu_pressure_some_pct, %), or None."""
+    try:
+        v = json.loads((run_dir / "meta.json").read_text())["host_load"]["cpu_pressure_some_pct"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return float(v) if isinstance(v, (int, float)) else None
 
 
 def ordered_runs(campaign: Campaign, seed: int) -> list[Run]:
@@ -108,6 +138,9 @@ def _prepare_out(out: Path, campaign_file: Path, campaign: Campaign, backend: st
         copy.write_text(text)
     meta_path = out / "campaign.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    if meta and meta.get("name") not in (None, campaign.name):
+        raise UserError(f"{out} holds campaign {meta.get('name')!r}, not {campaign.name!r} (another profile?); "
+                        f"use another --out directory")
     if meta and (meta.get("seed") != seed or meta.get("backend") != backend):
         raise UserError(f"{out} was started with seed {meta.get('seed')} on backend {meta.get('backend')}; "
                         f"resume with the same --seed and --backend")
@@ -129,7 +162,8 @@ def _run_one(run: Run, run_dir: Path, campaign: Campaign, backend: str, seed: in
     run_dir.mkdir()
     params = {**run.params(), "campaign": campaign.name, "seed": seed, "backend": backend}
     (run_dir / "params.json").write_text(json.dumps(params, indent=2))
-    cmd = ["bash", str(experiment_script(backend)), "--backend", backend, "--out", str(run_dir), *run.args()]
+    cmd = ["bash", str(experiment_script(backend, run.family)), "--backend", backend, "--out", str(run_dir),
+           *run.args()]
     env = {**os.environ, "MPCC_NS_PREFIX": _ns_prefix(worker)}
     with open(run_dir / "runner.log", "w") as log:
         # own session: a terminal's Ctrl-C reaches only the runner, which forwards exactly ONE SIGINT (a second
@@ -207,7 +241,11 @@ def _interrupt(signum, frame):
 
 
 def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: str, seed: int,
-                 jobs: int = 1) -> Outcome:
+                 jobs: int = 1, retry: bool = False, redo_contended_pct: float | None = None,
+                 experiments: set[str] | None = None) -> Outcome:
+    """Record the campaign's runs that are not done yet. ``retry``: record SKIPPED runs again;
+    ``redo_contended_pct``: record again the complete runs whose host CPU pressure exceeded it; ``experiments``:
+    this session records only runs of these experiments (the rest stay pending for a later resume)."""
     if backend not in BACKENDS:
         raise UserError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
     if jobs < 1:
@@ -216,8 +254,11 @@ def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: st
         raise UserError(f"--jobs {jobs}: only the netns backend can run several testbeds at once")
     if os.geteuid() != 0:
         raise UserError("running a campaign needs root (network namespaces, tc, nft); try --dry-run")
-    if not experiment_script(backend).exists():
-        raise UserError(f"missing {experiment_script(backend)}")
+    fam = get_family(campaign.family)
+    if backend not in fam.BACKENDS:
+        raise UserError(f"family {fam.FAMILY} runs on the {' or '.join(fam.BACKENDS)} backend, not {backend}")
+    if not experiment_script(backend, fam.FAMILY).exists():
+        raise UserError(f"missing {experiment_script(backend, fam.FAMILY)}")
     order = ordered_runs(campaign, seed)
     out.mkdir(parents=True, exist_ok=True)
     lock = open(out / ".campaign.lock", "w")
@@ -227,6 +268,20 @@ def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: st
         lock.close()
         raise UserError(f"another campaign runner is using {out}") from None
     _prepare_out(out, campaign_file, campaign, backend, seed, order, jobs)
+    if experiments:
+        order = [r for r in order if r.experiment in experiments]
+    if retry:
+        n = supersede(out, order, "skipped", lambda d: run_status(d) != "skipped")
+        print(f"runner: {n} skipped run(s) moved aside to be recorded again", file=sys.stderr)
+    if redo_contended_pct is not None:
+        def calm(d):
+            p = host_pressure_pct(d)
+            return run_status(d) != "complete" or p is None or p <= redo_contended_pct
+        n = supersede(out, order, "contended", calm)
+        print(f"runner: {n} run(s) recorded under host CPU pressure > {redo_contended_pct:g} % moved aside to be "
+              f"recorded again", file=sys.stderr)
+    if backend == "netns":
+        cc_gc()
     # Ctrl-C works even when started in the background (shells start background jobs with SIGINT ignored), and
     # SIGTERM (kill, a scheduler) stops as cleanly as Ctrl-C: the current run is torn down and redone on resume
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -254,6 +309,8 @@ def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: st
             _run_parallel(todo, out, campaign, backend, seed, jobs, bar, result, failed_ids)
     finally:
         bar.close()
+        if backend == "netns":
+            cc_gc()
         lock.close()
     for rid in failed_ids:
         print(f"failed: {rid} (see {out / 'runs' / rid / 'runner.log'})", file=sys.stderr)

@@ -315,6 +315,8 @@ def _readme(manifest: dict) -> str:
                           f"{c.get('captured', 0)} |" for e, c in sorted(m["experiments"].items()))
     unavailable = "\n".join(f"  * {r} ({n} runs)" for r, n in sorted(m["skip_reasons"].items())) or "  * none"
     ccs_missing = ", ".join(m["ccs_unavailable"]) or "none"
+    impls = "; ".join(f"{cc}: " + ", ".join(f"{k} in {n} runs" for k, n in sorted(c.items()))
+                      for cc, c in m.get("cc_implementations", {}).items()) or "not recorded"
     mech = "\n".join(f"  * {k}: {', '.join(v)}" for k, v in sorted(m["mechanisms"].items())) or "  * (not recorded)"
     failed = "\n".join(f"* {r}: {why}" for r, why in sorted(m["not_analysed"].items())) or "* none"
     captured = "\n".join(f"* `{r}`" for r in m["captured_runs"]) or "* none"
@@ -345,6 +347,7 @@ synthetic: every number comes from the captures, `ss` samples and iperf3 output 
 * tools: {', '.join(m['tools']) or 'unknown'}
 * mechanisms and kernel features (from meta.json):
 {mech}
+* congestion control implementations (`meta.json` `cc_impl`; runs recorded before it existed have none): {impls}
 * congestion controls the campaign asks for that this kernel lacks: {ccs_missing}; their runs are `SKIPPED`
   with the reason below (also absent, not used by the campaign: {', '.join(m['ccs_unavailable_unused']) or 'none'}):
 {unavailable}
@@ -472,6 +475,7 @@ def _manifest(camp, df, runs, metas, captured, no_room, max_mb) -> dict:
     starts = sorted(m.get("start_time") for m in metas.values() if m.get("start_time"))
     mech: dict = {}
     cc_avail: dict = {}
+    cc_impls: dict = {}   # cc -> Counter of "implementation (object)" over runs (meta.json cc_impl)
     tools, kernels, backends = set(), set(), set()
     for m in metas.values():
         for k in ("delay_mechanism", "round_robin_mechanism", "fq"):
@@ -486,6 +490,11 @@ def _manifest(camp, df, runs, metas, captured, no_room, max_mb) -> dict:
                 mech.setdefault("kernel has " + k, set()).add("yes" if feat[k] else "no")
         for cc, ok in (feat.get("cc") or {}).items():
             cc_avail.setdefault(cc, set()).add(bool(ok))
+        for cc, impl in (m.get("cc_impl") or {}).items():
+            key = impl.get("implementation", "?")
+            if impl.get("object_sha256"):
+                key += f" ({impl.get('source')}, object sha256 {impl['object_sha256'][:12]}…)"
+            cc_impls.setdefault(cc, Counter())[key] += 1
         for k, v in (m.get("tool_versions") or {}).items():
             tools.add(f"{k}: {v}")
         if m.get("kernel"):
@@ -506,6 +515,7 @@ def _manifest(camp, df, runs, metas, captured, no_room, max_mb) -> dict:
         "tools": sorted(tools), "mechanisms": {k: sorted(v) for k, v in mech.items()},
         "ccs_unavailable": sorted(cc for cc, oks in cc_avail.items() if oks == {False} and cc in wanted),
         "ccs_unavailable_unused": sorted(cc for cc, oks in cc_avail.items() if oks == {False} and cc not in wanted),
+        "cc_implementations": {cc: dict(c) for cc, c in sorted(cc_impls.items())},
         "skip_reasons": dict(reasons), "experiments": {k: dict(v) for k, v in exps.items()},
         "runs_total": int(runs["status"].isin(["complete", "skipped"]).sum()),
         "incomplete_runs": sorted(runs.loc[runs["status"] == "incomplete", "run_id"]),

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from mpcc.campaign.runner import BACKENDS, ordered_runs, run_campaign, run_status
 from mpcc.campaign.spec import load_campaign
+from mpcc.errors import UserError
 
 NAME = "campaign"
 HELP = "run (or list with --dry-run) the runs of a campaign file on a testbed backend; resumable"
@@ -16,16 +17,26 @@ def add_arguments(p):
     sub.required = True
     r = sub.add_parser("run", help="run a campaign (skips completed runs, redoes incomplete ones)")
     r.add_argument("campaign", help="campaign file, e.g. campaigns/smoke.yaml")
+    r.add_argument("--profile", help="a profile of the campaign file (e.g. smoke): a smaller campaign <name>-<profile>")
     r.add_argument("--backend", choices=BACKENDS, default="netns")
     r.add_argument("--out", help="output directory (default: data/raw/<campaign name>)")
     r.add_argument("--seed", type=int, help="seed of the run order (default: the campaign's seed)")
     r.add_argument("--jobs", type=int, default=1,
                    help="runs at once, each on its own namespace testbed (netns backend only; default 1)")
+    r.add_argument("--retry-skipped", action="store_true",
+                   help="record SKIPPED runs again (e.g. a CC now available as a BPF port); the skipped directories "
+                        "are kept as <run_id>.incomplete-<time>-skipped")
+    r.add_argument("--redo-contended", type=float, metavar="PCT",
+                   help="record again the complete runs whose meta.json host CPU pressure (host_load, PSI some) "
+                        "exceeded PCT %%; their directories are kept as <run_id>.incomplete-<time>-contended")
+    r.add_argument("--experiments", metavar="E[,E...]",
+                   help="record only runs of these experiments this time (e.g. the paper's tables first); "
+                        "the others stay pending")
     r.add_argument("--dry-run", action="store_true", help="list the runs and the time they take; run nothing")
 
 
 def run(args) -> int:
-    campaign = load_campaign(args.campaign)
+    campaign = load_campaign(args.campaign, args.profile)
     seed = campaign.seed if args.seed is None else args.seed
     out = Path(args.out) if args.out else Path("data/raw") / campaign.name
     order = ordered_runs(campaign, seed)
@@ -36,7 +47,17 @@ def run(args) -> int:
         print(f"{len(order)} runs, seed {seed}; traffic time {traffic:g} s = {traffic / 3600:.2f} h "
               f"(plus ~10 s set-up/teardown per run: ~{(traffic + 10 * len(order)) / 3600:.2f} h)", file=sys.stderr)
         return 0
-    res = run_campaign(campaign, Path(args.campaign), out, args.backend, seed, jobs=args.jobs)
+    experiments = None
+    if args.experiments:
+        experiments = {e.strip() for e in args.experiments.split(",") if e.strip()}
+        unknown = experiments - {r.experiment for r in campaign.runs}
+        if unknown:
+            raise UserError(f"--experiments: {', '.join(sorted(unknown))} not in {args.campaign} "
+                            f"(has: {', '.join(sorted({r.experiment for r in campaign.runs}))})")
+    if args.redo_contended is not None and not 0 <= args.redo_contended <= 100:
+        raise UserError(f"--redo-contended must be a percentage 0..100, got {args.redo_contended:g}")
+    res = run_campaign(campaign, Path(args.campaign), out, args.backend, seed, jobs=args.jobs,
+                       retry=args.retry_skipped, redo_contended_pct=args.redo_contended, experiments=experiments)
     print(f"{campaign.name}: {res.complete} completed, {res.skipped} skipped, {res.failed} failed, "
           f"{res.already} already done -> {out}", file=sys.stderr)
     return 1 if res.failed else 0

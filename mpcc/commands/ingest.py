@@ -66,6 +66,9 @@ def run(args) -> int:
                "packets_per_s": round(packets / wall) if wall > 0 else None, "cache_dir": str(cache_dir),
                "warnings": sum(len(r["warnings"]) for r in recs),
                "already_cached": sum(1 for r in recs if r.get("cached"))}
+    for r in recs:  # caught in the workers (ingest_one): each is printed here, once
+        for w in r["warnings"]:
+            print(f"mpcc: warning: {w}", file=sys.stderr)
     for r in failed:
         print(f"mpcc: error: {r['error']}", file=sys.stderr)
     if args.json:

@@ -8,6 +8,11 @@ exit status is 1 if any failed.
 
 ``--inplace`` re-executes the committed notebooks in ``notebooks/`` themselves, unparameterised (they default to
 ``../data/sample``), so their stored outputs match what nbval re-computes in CI.
+
+The kernel is the ``python3`` kernel of the environment running this command (in a virtual environment such as the
+Makefile's ``.venv``, Jupyter prefers the environment's own kernel spec, whose ``python`` is this interpreter), and
+its transport is CurveZMQ-encrypted where jupyter_client offers that: ipykernel otherwise prints a "Kernel is running
+over TCP without encryption" warning at every notebook.
 """
 from __future__ import annotations
 
@@ -40,6 +45,20 @@ def add_arguments(p):
     p.add_argument("--no-html", action="store_true", help="skip the HTML export")
     p.add_argument("--inplace", action="store_true",
                    help="re-execute notebooks/ in place on data/sample (refreshes the outputs nbval checks)")
+
+
+def _kernel_config():
+    """Config for the kernel manager: transport encryption ``auto`` (CurveZMQ keys for kernels whose spec declares
+    support in metadata.supported_encryption, as ipykernel 7.4 does) when this jupyter_client has that setting and
+    pyzmq has CURVE; else none."""
+    import zmq
+    from jupyter_client.manager import KernelManager
+    from traitlets.config import Config
+
+    cfg = Config()
+    if KernelManager.class_traits().get("transport_encryption") is not None and zmq.has("curve"):
+        cfg.KernelManager.transport_encryption = "auto"
+    return cfg
 
 
 def _first_line(exc: BaseException) -> str:
@@ -102,7 +121,7 @@ def _run_inplace(notebooks, timeout, bar) -> list[dict]:
         nb = nbformat.read(str(nb_path), as_version=4)
         err = ""
         try:
-            NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+            NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False, config=_kernel_config(),
                            resources={"metadata": {"path": str(nb_path.parent)}}).execute()
         except Exception as exc:  # noqa: BLE001 - one failure must not hide the others
             err = _error_of(nb) or _first_line(exc)
@@ -174,7 +193,7 @@ def run(args) -> int:
         err = ""
         try:
             pm.execute_notebook(str(nb), str(target), parameters=params, progress_bar=False, cwd=str(nb.parent),
-                                kernel_name="python3", execution_timeout=args.timeout)
+                                kernel_name="python3", execution_timeout=args.timeout, config=_kernel_config())
         except Exception as exc:  # noqa: BLE001 - one failure must not hide the others
             err = ""
             if target.is_file():

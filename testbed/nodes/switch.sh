@@ -9,24 +9,80 @@
 #   Delay ONE_WAY_DELAY_MS per direction (= link_delay_ms/2 per interface): netem if DELAY_MECH=netem,
 #   else the NFQUEUE delay shim (both directions traverse FORWARD once).
 #   Forward-only random loss LOSS_PCT on packets arriving from the src side.
+# Optional trailing flags (studies 001/003, testbed/dualpath.sh; without them nothing above changes):
+#   --rate-mbit R            egress rate R Mbit/s instead of 10
+#   --buffer-pkts N          the queue behind the rate limiter: pfifo limit N packets (default 100) ...
+#   --buffer-bytes B         ... or bfifo limit B bytes
+#   --shaper tbf|htb         tbf (as above, bucket TBF_BURST_BYTES) or htb: `htb default 10` + class 1:10 rate=ceil=R
+#                            with the fifo as its leaf (what Mininet's TCLink and Open vSwitch's linux-htb QoS use).
+#   With netem (DELAY_MECH=netem) the leaf is netem (delay + limit, in packets; a byte buffer becomes
+#   ceil(B/1514) packets because netem counts packets), as Mininet's TCLink does; with the shim it is the fifo.
 set -euo pipefail
-[[ $# -eq 8 ]] || { echo "usage: switch.sh IF_FROM_SRC IF_FROM_DST ONE_WAY_DELAY_MS LOSS_PCT DELAY_MECH SHIM_BIN PIDFILE TBF_BURST_BYTES" >&2; exit 2; }
+usage() {
+    echo "usage: switch.sh IF_FROM_SRC IF_FROM_DST ONE_WAY_DELAY_MS LOSS_PCT DELAY_MECH SHIM_BIN PIDFILE TBF_BURST_BYTES [--rate-mbit R] [--buffer-pkts N | --buffer-bytes B] [--shaper tbf|htb]" >&2
+    exit 2
+}
+[[ $# -ge 8 ]] || usage
 if_src=$1 if_dst=$2 delay_ms=$3 loss_pct=$4 mech=$5 shim=$6 pidfile=$7 burst=$8
+shift 8
+rate_mbit=10 buf_kind=pkts buf=100 shaper=tbf extra=0 nbuf=0
+while [[ $# -gt 0 ]]; do
+    [[ $# -ge 2 ]] || usage
+    case "$1" in
+        --rate-mbit) rate_mbit=$2 ;;
+        --buffer-pkts) buf_kind=pkts buf=$2 nbuf=$((nbuf + 1)) ;;
+        --buffer-bytes) buf_kind=bytes buf=$2 nbuf=$((nbuf + 1)) ;;
+        --shaper) shaper=$2 ;;
+        *) usage ;;
+    esac
+    extra=1
+    shift 2
+done
 if ! [[ "$burst" =~ ^[1-9][0-9]{3,8}$ ]] || (( burst < 1514 )); then
     echo "error: TBF burst must be an integer >= 1514 bytes (one full frame), got '$burst'" >&2; exit 2
+fi
+if [[ $extra == 1 ]]; then
+    (( nbuf <= 1 )) || { echo "error: give --buffer-pkts or --buffer-bytes, not both" >&2; exit 2; }
+    if ! [[ "$rate_mbit" =~ ^[0-9]+([.][0-9]+)?$ ]] || ! awk -v r="$rate_mbit" 'BEGIN{exit !(r>0 && r<=100000)}'; then
+        echo "error: --rate-mbit must be a number in (0, 100000], got '$rate_mbit'" >&2; exit 2
+    fi
+    if [[ $buf_kind == pkts ]]; then
+        [[ "$buf" =~ ^[1-9][0-9]{0,6}$ ]] || { echo "error: --buffer-pkts must be an integer 1..9999999, got '$buf'" >&2; exit 2; }
+    elif ! [[ "$buf" =~ ^[1-9][0-9]{3,9}$ ]] || (( buf < 1514 )); then
+        echo "error: --buffer-bytes must be an integer >= 1514 (one full frame), got '$buf'" >&2; exit 2
+    fi
+    [[ "$shaper" == tbf || "$shaper" == htb ]] || { echo "error: --shaper must be tbf or htb, got '$shaper'" >&2; exit 2; }
 fi
 sysctl -qw net.ipv4.ip_forward=1
 for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 > "$f"; done
 # proxy ARP: routers using TEQL resolve remote hosts on each slave link; the switch answers for them
 for f in /proc/sys/net/ipv4/conf/*/proxy_arp; do echo 1 > "$f"; done
+fifo=(pfifo limit "$buf") netem_limit=$buf
+if [[ $buf_kind == bytes ]]; then fifo=(bfifo limit "$buf"); netem_limit=$(( (buf + 1513) / 1514 )); fi
 for dev in "$if_src" "$if_dst"; do
     ethtool -K "$dev" tso off gso off gro off 2>/dev/null || true
     tc qdisc del dev "$dev" root 2>/dev/null || true
-    tc qdisc replace dev "$dev" root handle 1: tbf rate 10mbit burst "$burst" limit 151400
-    if [[ "$mech" == netem ]]; then
-        tc qdisc replace dev "$dev" parent 1:1 handle 10: netem delay "${delay_ms}ms" limit 100
+    if [[ $extra == 0 ]]; then
+        tc qdisc replace dev "$dev" root handle 1: tbf rate 10mbit burst "$burst" limit 151400
+        if [[ "$mech" == netem ]]; then
+            tc qdisc replace dev "$dev" parent 1:1 handle 10: netem delay "${delay_ms}ms" limit 100
+        else
+            tc qdisc replace dev "$dev" parent 1:1 handle 10: pfifo limit 100
+        fi
+        continue
+    fi
+    if [[ $shaper == htb ]]; then
+        tc qdisc replace dev "$dev" root handle 1: htb default 10
+        tc class replace dev "$dev" parent 1: classid 1:10 htb rate "${rate_mbit}mbit" ceil "${rate_mbit}mbit"
+        parent=1:10
     else
-        tc qdisc replace dev "$dev" parent 1:1 handle 10: pfifo limit 100
+        tc qdisc replace dev "$dev" root handle 1: tbf rate "${rate_mbit}mbit" burst "$burst" limit 151400
+        parent=1:1
+    fi
+    if [[ "$mech" == netem ]]; then
+        tc qdisc replace dev "$dev" parent "$parent" handle 10: netem delay "${delay_ms}ms" limit "$netem_limit"
+    else
+        tc qdisc replace dev "$dev" parent "$parent" handle 10: "${fifo[@]}"
     fi
 done
 iptables -w -F FORWARD
@@ -41,4 +97,8 @@ if [[ "$mech" == shim ]] && awk -v d="$delay_ms" 'BEGIN{exit !(d>0)}'; then
     "$shim" -q 0 -d "$usec" >/dev/null 2>&1 &
     echo $! > "$pidfile"
 fi
-echo "switch ok: delay ${delay_ms} ms/direction via $mech, loss $loss_pct %, tbf burst $burst bytes"
+if [[ $extra == 0 ]]; then
+    echo "switch ok: delay ${delay_ms} ms/direction via $mech, loss $loss_pct %, tbf burst $burst bytes"
+else
+    echo "switch ok: delay ${delay_ms} ms/direction via $mech, loss $loss_pct %, $shaper rate ${rate_mbit} Mbit/s, buffer $buf $buf_kind"
+fi

@@ -27,7 +27,7 @@ done
 for t in mmdebstrap mkfs.ext4 qemu-img vagrant tar; do command -v "$t" >/dev/null || die "$t not found: run testbed/vagrant/host-setup.sh"; done
 
 # Bump when what the box contains or how it boots changes: an added box of an older revision is rebuilt.
-BOX_REVISION=2   # 2: mitigations=off on the kernel command line
+BOX_REVISION=3   # 2: mitigations=off on the kernel command line; 3: bpftool (BPF congestion-control ports, testbed/cc)
 if [[ $force == 0 ]] && vagrant box list 2>/dev/null | awk '{print $1}' | grep -qx "$name"; then
     boxvf="${VAGRANT_HOME:-$HOME/.vagrant.d}/boxes/${name//\//-VAGRANTSLASH-}/0/libvirt/Vagrantfile"
     if grep -qx "# mpcc-box-revision: $BOX_REVISION" "$boxvf" 2>/dev/null; then
@@ -51,7 +51,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-PKGS=linux-image-amd64,initramfs-tools,systemd-sysv,udev,kmod,dbus,openssh-server,sudo,iproute2,iputils-ping,procps,netbase,iperf3,tcpdump,ethtool,jq,nftables,iptables,gawk,less
+PKGS=linux-image-amd64,initramfs-tools,systemd-sysv,udev,kmod,dbus,openssh-server,sudo,iproute2,iputils-ping,procps,netbase,iperf3,tcpdump,ethtool,jq,nftables,iptables,gawk,less,bpftool
 log "mmdebstrap $suite (minbase + $PKGS)"
 t0=$(date +%s)
 # shellcheck disable=SC2016  # $1 is expanded by mmdebstrap's hook shell (the chroot directory)

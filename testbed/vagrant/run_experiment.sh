@@ -26,6 +26,7 @@ say() { echo "[$(date -u +%H:%M:%S.%N)] $*" >&3; }
 trap 'say "failed at line $LINENO: $BASH_COMMAND"' ERR
 on() { local n=$1; shift; bash "$BE" exec "$n" -- bash -c "$*"; }   # run a shell string as root on a VM
 G=/dev/shm/mpcc-run   # run directory inside each VM (tmpfs: no emulated disk I/O per captured packet)
+GUEST_CCCTL=/opt/mpcc/testbed/cc/ccctl.sh   # the testbed's copy on every VM (backend.sh GUEST_TB)
 
 flow2=0
 [[ -n "$cc2" || -n "$cbr_mbps" ]] && flow2=1
@@ -33,6 +34,7 @@ fq_opt=()
 [[ "$cc" == bbr || "$cc2" == bbr ]] && fq_opt=(--fq)
 
 started=()   # "NODE PID" of background guest processes to stop at teardown
+held=()      # "NODE CC HOLDER-PID" of congestion controls acquired with ccctl.sh, released at teardown
 teardown() {
     local rc=$?
     # further INT/TERM must not cut the teardown short: a killed runner's parent-death signal can arrive more than
@@ -44,6 +46,10 @@ teardown() {
         # shellcheck disable=SC2086
         on ${e%% *} "kill -INT -- -${e#* } 2>/dev/null; sleep 0.5; kill -- -${e#* } 2>/dev/null; true" >/dev/null 2>&1 || true
     done
+    for e in "${held[@]}"; do
+        read -r n c h <<<"$e"
+        on "$n" "bash $GUEST_CCCTL release $c $h" >/dev/null 2>&1 || true
+    done
     exit "$rc"
 }
 trap teardown EXIT
@@ -54,15 +60,6 @@ start_time=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
 say "up: $path_mode delay=$link_delay_ms loss=$loss_pct skew=$path_skew_ms (vagrant)"
 bash "$BE" up --path-mode "$path_mode" --link-delay-ms "$link_delay_ms" --loss-pct "$loss_pct" --path-skew-ms "$path_skew_ms" "${fq_opt[@]}" 2>>"$LOG"
 features=$(bash "$BE" features 2>>"$LOG")
-avail=$(on src1 "cat /proc/sys/net/ipv4/tcp_available_congestion_control")
-for c in $cc $cc2; do
-    if [[ " $avail " != *" $c "* ]]; then
-        echo "$c: not available on this kernel — skipped" > "$out/SKIPPED"
-        say "SKIPPED: $c not available in the guest kernel"
-        echo "$c: not available on this kernel — skipped" >&2
-        exit 3
-    fi
-done
 
 host_sched=$(bash "$BE" host-sched 2>>"$LOG") || host_sched='null'
 jq -e . >/dev/null 2>&1 <<<"$host_sched" || host_sched='null'
@@ -92,6 +89,28 @@ bg() { # NODE NAME CMD: start CMD detached (own session and process group) on NO
     started+=("$1 $pid")
     echo "$pid"
 }
+# Each flow's CC on its sender VM (flow 1: src1, flow 2: src2), by testbed/cc/ccctl.sh as on the netns backend: the
+# guest kernel's own (node-up.sh loads Debian's tcp_bic/tcp_westwood modules), else the BPF port built on the host
+# (shipped with the testbed), else SKIPPED with the reason. A sleeper process on the VM holds the registration for
+# the run; teardown kills it and releases (the last release unregisters by id).
+cc_impl='{}'
+for pair in "src1 $cc" ${cc2:+"src2 $cc2"}; do
+    node=${pair% *} c=${pair#* }
+    holder=$(bg "$node" "cc-holder-$c" "sleep 1000000")
+    held+=("$node $c $holder")
+    rc=0
+    info=$(on "$node" "bash $GUEST_CCCTL acquire $c $holder" 2>>"$LOG") || rc=$?
+    if [[ $rc -ne 0 ]]; then
+        [[ $rc -eq 3 ]] || info="$c: not available on this kernel — skipped (ccctl.sh on $node failed, exit $rc)"
+        echo "$info" > "$out/SKIPPED"
+        say "SKIPPED: $info"
+        echo "$info" >&2
+        exit 3
+    fi
+    cc_impl=$(jq -c --argjson i "$info" --arg n "$node" '. + {($i.cc): ($i | del(.cc) + {node: $n})}' <<<"$cc_impl")
+    say "cc $c on $node: $(jq -r .implementation <<<"$info")"
+done
+
 rr_counts() { # ROUTER -> JSON {path1_pkts, path2_pkts}: tx packets of its path-1/path-2 interfaces (TEQL or nft)
     local p1 p2
     read -r p1 p2 < <(bash "$BE" path-counters "$1")
@@ -184,7 +203,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
    --argjson off "$flow2_offset_s" --argjson k "$path_skew_ms" --argjson rep "$rep" \
    --arg sysctls "$(on src1 "sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling")" \
    --arg iperf3v "$(on src1 "iperf3 --version 2>&1 | head -1")" --arg tcpdumpv "$(on router1 "tcpdump --version 2>&1 | head -1")" \
-   --arg host_kernel "$(uname -r)" --arg provider "${VAGRANT_DEFAULT_PROVIDER:-libvirt}" \
+   --arg host_kernel "$(uname -r)" --arg provider "${VAGRANT_DEFAULT_PROVIDER:-libvirt}" --argjson cc_impl "$cc_impl" \
    '($pm == "multipath") as $mp
     | (if $mp then $d + $k else $d end) as $exp_rtt
     | (if $rtt == null then false else (($rtt - $exp_rtt) <= 3 and ($exp_rtt - $rtt) <= 1) end) as $rtt_ok
@@ -197,7 +216,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
      start_time:$start, sysctls:($sysctls|split("\n")), qdisc:$qd,
      tool_versions:{iperf3:$iperf3v, tcpdump:$tcpdumpv},
      delay_mechanism:$features.mechanism.delay, round_robin_mechanism:(if $mp then $features.mechanism.round_robin else "none" end),
-     fq:(if $features.fq then "fq" else "fq: not available" end), features:$features,
+     fq:(if $features.fq then "fq" else "fq: not available" end), features:$features, cc_impl:$cc_impl,
      clock:$clock, host_sched:$host_sched, ss_interval_s:($ssi|tonumber), tbf_burst_bytes:$burst,
      self_check:{rtt_median_ms:$rtt, expected_rtt_ms:$exp_rtt, rtt_ok:$rtt_ok,
                  round_robin:{router1:$r1, router2:$r2},

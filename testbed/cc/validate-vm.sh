@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# Validate the BPF struct_ops ports in testbed/cc against the kernel's own modules, in ONE Debian 12 VM (kernel 6.1:
+# tcp_bic / tcp_westwood modules AND struct_ops), booted directly with qemu-system-x86_64 under TCG (no libvirt, no
+# vagrant at run time). docs/cc-validation.md describes the comparison and its results.
+#   1. builds testbed/cc/build/CC.bpf.o on this host (make -C testbed/cc; CO-RE objects, vmlinux.h from the host BTF)
+#   2. makes sure the project's Debian box exists (testbed/vagrant/build-box.sh: a no-op when it is current)
+#   3. boots the box's image (a throw-away qcow2 overlay; the box is not modified) with its own kernel and initrd,
+#      user-mode networking with an ssh port forward on 127.0.0.1, the vagrant insecure key
+#   4. copies the objects and testbed/cc/validate-guest.sh into the guest (scp) and runs it there (sudo), which
+#      compares native and BPF for each CC, REPS times each, alternating the order
+#   5. copies the results back into --out DIR and kills the VM (also on error or interrupt)
+# Results: DIR/runs/repNN-CC-IMPL/{iperf3.json,ss.txt,run.json,during.txt,...}, DIR/setup.json (guest),
+# DIR/meta.json (host, VM, timings), DIR/objects/CC.bpf.o (the objects the guest loaded), DIR/guest.log,
+# DIR/console.log. Analyse: python -m analysis.cc_validation DIR
+# Needs root (mmdebstrap in build-box.sh) and: qemu-system-x86 qemu-utils mmdebstrap e2fsprogs vagrant openssh-client
+# jq clang llvm libbpf-dev bpftool make (Debian: apt-get install -y --no-install-recommends ...).
+# Exit 0 when every run passed its checks, 1 when a run failed one (see DIR/guest.log), 2 on usage or set-up errors.
+# usage: validate-vm.sh --out DIR [--reps N] [--duration-s S] [--ccs "bic westwood"] [--box NAME] [--memory-mb M]
+#                       [--cpus C] [--boot-timeout-s T] [--ss-interval-s I]
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+out="" reps=10 duration=30 ccs="bic westwood" box="${MPCC_VAGRANT_BOX:-mpcc/debian12}" mem_mb=2048 cpus=2
+boot_timeout=900 ss_interval=0.1
+GUEST_IN=/tmp/ccval-in GUEST_OUT=/var/tmp/ccval-out
+
+die() { echo "error: $*" >&2; exit 2; }
+log() { echo "[$(date -u +%H:%M:%S)] validate-vm: $*" >&2; }
+usage() { sed -n '18,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --out) out=${2:-}; shift 2 || usage ;;
+        --reps) reps=${2:-}; shift 2 || usage ;;
+        --duration-s) duration=${2:-}; shift 2 || usage ;;
+        --ccs) ccs=${2:-}; shift 2 || usage ;;
+        --box) box=${2:-}; shift 2 || usage ;;
+        --memory-mb) mem_mb=${2:-}; shift 2 || usage ;;
+        --cpus) cpus=${2:-}; shift 2 || usage ;;
+        --boot-timeout-s) boot_timeout=${2:-}; shift 2 || usage ;;
+        --ss-interval-s) ss_interval=${2:-}; shift 2 || usage ;;
+        -h|--help) usage ;;
+        *) die "unknown option '$1' (validate-vm.sh --help)" ;;
+    esac
+done
+# ---- every argument is checked before anything runs as root
+[[ -n "$out" ]] || die "--out DIR is required"
+if [[ -e "$out" && ! -d "$out" ]]; then die "--out $out exists and is not a directory"; fi
+if [[ -d "$out" ]] && [[ -n "$(ls -A "$out")" ]]; then die "--out $out exists and is not empty"; fi
+[[ "$reps" =~ ^[1-9][0-9]{0,2}$ ]] || die "--reps must be an integer 1..999, got '$reps'"
+[[ "$duration" =~ ^[1-9][0-9]{0,3}$ ]] || die "--duration-s must be an integer 1..9999, got '$duration'"
+[[ "$ss_interval" =~ ^(0\.[0-9]*[1-9][0-9]*|[1-9][0-9]*(\.[0-9]+)?)$ ]] || die "--ss-interval-s must be a positive number, got '$ss_interval'"
+read -r -a CCS <<<"$ccs"
+[[ ${#CCS[@]} -gt 0 ]] || die "--ccs is empty"
+for cc in "${CCS[@]}"; do
+    [[ "$cc" =~ ^[a-z][a-z0-9_]{0,14}$ ]] || die "bad cc name '$cc'"
+    [[ -f "$HERE/$cc.bpf.c" ]] || die "no BPF port testbed/cc/$cc.bpf.c for '$cc'"
+done
+[[ "$box" =~ ^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)?$ ]] || die "bad box name '$box'"
+if ! [[ "$mem_mb" =~ ^[1-9][0-9]{2,5}$ ]] || (( mem_mb < 512 )); then die "--memory-mb must be an integer >= 512, got '$mem_mb'"; fi
+[[ "$cpus" =~ ^[1-9][0-9]?$ ]] || die "--cpus must be an integer 1..99, got '$cpus'"
+[[ "$boot_timeout" =~ ^[1-9][0-9]{1,4}$ ]] || die "--boot-timeout-s must be an integer 10..99999, got '$boot_timeout'"
+[[ $EUID -eq 0 ]] || die "validate-vm.sh needs root (build-box.sh runs mmdebstrap in root mode)"
+missing=()
+for t in qemu-system-x86_64 qemu-img mmdebstrap mkfs.ext4 vagrant ssh scp jq make clang bpftool sha256sum tar ss; do
+    command -v "$t" >/dev/null || missing+=("$t")
+done
+[[ ${#missing[@]} -eq 0 ]] || die "missing ${missing[*]}: apt-get update && apt-get install -y --no-install-recommends \
+qemu-system-x86 qemu-utils mmdebstrap e2fsprogs vagrant openssh-client jq make clang llvm libbpf-dev bpftool iproute2"
+
+key=""
+for k in /usr/share/rubygems-integration/all/gems/vagrant-*/keys/vagrant /opt/vagrant/embedded/gems/gems/vagrant-*/keys/vagrant \
+         /usr/lib/ruby/vendor_ruby/vagrant/keys/vagrant; do
+    [[ -f "$k" ]] && { key=$k; break; }
+done
+[[ -n "$key" ]] || die "cannot find vagrant's insecure private key (keys/vagrant; the box authorises its public half)"
+
+T0=$(date +%s)
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+
+# ---- VM teardown: always
+work="" qpid=""
+# shellcheck disable=SC2317  # the EXIT trap
+teardown() {
+    local rc=$?
+    trap - EXIT INT TERM HUP
+    if [[ -n "$qpid" ]] && kill -0 "$qpid" 2>/dev/null; then
+        log "stopping the VM (qemu pid $qpid)"
+        kill "$qpid" 2>/dev/null || true
+        for _ in $(seq 50); do kill -0 "$qpid" 2>/dev/null || break; sleep 0.2; done
+        kill -9 "$qpid" 2>/dev/null || true
+        wait "$qpid" 2>/dev/null || true
+    fi
+    if [[ -n "$work" && -d "$work" ]]; then
+        cp "$work/console.log" "$out/console.log" 2>/dev/null || true
+        rm -rf "$work"
+    fi
+    exit "$rc"
+}
+trap teardown EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# ---- 1. the objects, built here (CO-RE: relocated by libbpf against the guest's BTF when it loads them), and copied
+# at once: what the guest loads, what meta.json describes and DIR/objects/ keeps are the same bytes even if
+# testbed/cc/build is rebuilt meanwhile
+log "building the BPF objects (make -C testbed/cc)"
+make -s -C "$HERE" >&2
+mkdir -p "$out/objects"
+for cc in "${CCS[@]}"; do
+    [[ -s "$HERE/build/$cc.bpf.o" ]] || die "make did not produce testbed/cc/build/$cc.bpf.o"
+    cp "$HERE/build/$cc.bpf.o" "$out/objects/$cc.bpf.o"
+done
+
+# ---- 2. the box
+t=$(date +%s)
+log "box $box (testbed/vagrant/build-box.sh)"
+bash "$ROOT/testbed/vagrant/build-box.sh" --name "$box" >&2
+T_BOX=$(( $(date +%s) - t ))
+boxdir="${VAGRANT_HOME:-$HOME/.vagrant.d}/boxes/${box//\//-VAGRANTSLASH-}/0/libvirt"
+for f in box.img vmlinuz initrd.img Vagrantfile; do [[ -f "$boxdir/$f" ]] || die "box $box has no $f in $boxdir"; done
+box_rev=$(sed -n 's/^# mpcc-box-revision: //p' "$boxdir/Vagrantfile")
+cmdline=$(sed -n 's/^ *lv\.cmd_line = "\(.*\)"$/\1/p' "$boxdir/Vagrantfile")
+[[ -n "$cmdline" ]] || cmdline="root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet mitigations=off"
+
+# ---- 3. boot
+work=$(mktemp -d /var/tmp/mpcc-ccval.XXXXXX)
+qemu-img create -q -f qcow2 -F qcow2 -b "$boxdir/box.img" "$work/disk.qcow2"
+install -m 0600 "$key" "$work/key"
+port=""
+for _ in $(seq 50); do
+    p=$(( 20000 + RANDOM % 20000 ))
+    if [[ -z "$(ss -Htln "sport = :$p")" ]]; then port=$p; break; fi
+done
+[[ -n "$port" ]] || die "no free local port for the ssh forward"
+QEMU_ARGS=(-name mpcc-ccval -machine pc -accel "tcg,tb-size=256" -cpu qemu64 -smp "$cpus" -m "$mem_mb"
+    -nodefaults -display none -monitor none -serial "file:$work/console.log"
+    -kernel "$boxdir/vmlinuz" -initrd "$boxdir/initrd.img" -append "$cmdline"
+    -drive "file=$work/disk.qcow2,if=virtio,format=qcow2,cache=unsafe"
+    -netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$port-:22" -device "virtio-net-pci,netdev=n0"
+    -device virtio-rng-pci)
+t=$(date +%s)
+log "booting: qemu-system-x86_64 (TCG, cpu qemu64, $cpus vCPU, $mem_mb MB), ssh on 127.0.0.1:$port; console $work/console.log"
+qemu-system-x86_64 "${QEMU_ARGS[@]}" </dev/null >"$work/qemu.log" 2>&1 &
+qpid=$!
+SSH_OPTS=(-i "$work/key" -p "$port" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR
+          -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=10 -o ServerAliveInterval=15 -o ServerAliveCountMax=20)
+SCP_OPTS=(-i "$work/key" -P "$port" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR
+          -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=10)
+# shellcheck disable=SC2029  # the remote command line is built here on purpose
+gssh() { ssh "${SSH_OPTS[@]}" vagrant@127.0.0.1 "$@"; }
+deadline=$(( $(date +%s) + boot_timeout ))
+until gssh true 2>/dev/null; do
+    if ! kill -0 "$qpid" 2>/dev/null; then
+        die "qemu exited during boot: $(tail -5 "$work/qemu.log" | tr '\n' ' '); console tail: $(tail -20 "$work/console.log" | tr -d '\r' | tr '\n' '|')"
+    fi
+    if (( $(date +%s) > deadline )); then
+        die "no ssh after ${boot_timeout} s; console tail: $(tail -20 "$work/console.log" | tr -d '\r' | tr '\n' '|')"
+    fi
+    sleep 5
+done
+T_BOOT=$(( $(date +%s) - t ))
+guest_kernel=$(gssh uname -r)
+log "guest up after $T_BOOT s: kernel $guest_kernel"
+
+# ---- 4. copy in, run
+gssh "rm -rf $GUEST_IN && mkdir -p $GUEST_IN"
+objs=()
+for cc in "${CCS[@]}"; do objs+=("$out/objects/$cc.bpf.o"); done
+scp -q "${SCP_OPTS[@]}" "${objs[@]}" "$HERE/validate-guest.sh" "vagrant@127.0.0.1:$GUEST_IN/"
+t=$(date +%s)
+set +e
+gssh "sudo rm -rf $GUEST_OUT && sudo bash $GUEST_IN/validate-guest.sh --objdir $GUEST_IN --out $GUEST_OUT \
+      --reps $reps --duration-s $duration --ccs '${CCS[*]}' --ss-interval-s $ss_interval" 2>&1 | tee "$out/guest.log" >&2
+grc=${PIPESTATUS[0]}
+set -e
+T_RUNS=$(( $(date +%s) - t ))
+log "guest script exited $grc after $T_RUNS s"
+
+# ---- 5. copy back
+gssh "sudo tar -C $GUEST_OUT -cf - ." | tar -C "$out" -xf - || die "copying the results out of the guest failed"
+objs_json="{}"
+for cc in "${CCS[@]}"; do
+    objs_json=$(jq -c --arg cc "$cc" --arg sha "$(sha256sum "$out/objects/$cc.bpf.o" | cut -d' ' -f1)" \
+        --arg blob "$(cd "$ROOT" && git hash-object "testbed/cc/$cc.bpf.c" 2>/dev/null || echo)" \
+        '. + {($cc): {object:"objects/\($cc).bpf.o", built_from:"testbed/cc/build/\($cc).bpf.o", object_sha256:$sha, source:"testbed/cc/\($cc).bpf.c",
+                      source_git_blob:(if $blob == "" then null else $blob end)}}' <<<"$objs_json")
+done
+jq -n --arg host_kernel "$(uname -r)" --arg host_os "$(. /etc/os-release && echo "$PRETTY_NAME")" \
+    --arg qemu "$(qemu-system-x86_64 --version | head -1)" --arg qemu_args "${QEMU_ARGS[*]}" \
+    --arg guest_kernel "$guest_kernel" --arg box "$box" --arg box_rev "$box_rev" \
+    --arg box_sha "$(sha256sum "$boxdir/box.img" | cut -d' ' -f1)" \
+    --arg commit "$(cd "$ROOT" && git rev-parse HEAD 2>/dev/null || echo)" \
+    --arg dirty "$(cd "$ROOT" && git status --porcelain -- testbed/cc 2>/dev/null | tr '\n' ';')" \
+    --arg guest_sha "$(sha256sum "$HERE/validate-guest.sh" | cut -d' ' -f1)" \
+    --argjson objs "$objs_json" --argjson reps "$reps" --argjson dur "$duration" --arg ssi "$ss_interval" \
+    --arg ccs "${CCS[*]}" --argjson cpus "$cpus" --argjson mem "$mem_mb" --argjson grc "$grc" \
+    --argjson t_box "$T_BOX" --argjson t_boot "$T_BOOT" --argjson t_runs "$T_RUNS" \
+    --argjson t_total "$(( $(date +%s) - T0 ))" --arg host_cpus "$(nproc)" \
+    --arg host_cpu "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)" \
+    '{host_kernel:$host_kernel, host_os:$host_os, host_cpus:($host_cpus|tonumber), host_cpu:$host_cpu,
+      qemu:$qemu, accel:"tcg", qemu_args:$qemu_args, vm_cpus:$cpus, vm_memory_mb:$mem,
+      guest_kernel:$guest_kernel, box:$box, box_revision:$box_rev, box_image_sha256:$box_sha,
+      git_commit:$commit, git_dirty_testbed_cc:$dirty, guest_script_sha256:$guest_sha, objects:$objs,
+      ccs:($ccs|split(" ")), reps:$reps, duration_s:$dur, ss_interval_s:($ssi|tonumber), guest_exit:$grc,
+      seconds:{build_box:$t_box, boot:$t_boot, runs:$t_runs, total:$t_total}}' >"$out/meta.json"
+log "results in $out ($(find "$out/runs" -name run.json | wc -l) runs; box $T_BOX s, boot $T_BOOT s, runs $T_RUNS s)"
+log "analyse: python -m analysis.cc_validation $out --markdown"
+exit "$grc"

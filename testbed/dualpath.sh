@@ -1,0 +1,342 @@
+#!/usr/bin/env bash
+# Generic netns builder for "one client dual-homed to one server over two paths" topologies (studies 001, 003):
+# builds ANY topology file of that shape (testbed/families/NNN/topology.json; docs/families.md) as namespaces
+# ${MPCC_NS_PREFIX:-mpcc-}<node>: nodes, veths, addresses, routes, policy-routing rules and MPTCP settings are all
+# taken from the file; each path's switch shapes both directions (testbed/nodes/switch.sh --shaper htb).
+# usage: dualpath.sh up (--family NNN | --topology FILE)
+#            [--path1-rate-mbit R] [--path1-delay-ms D] [--path1-buffer-pkts N | --path1-buffer-bytes B]
+#            [--path2-rate-mbit R] [--path2-delay-ms D] [--path2-buffer-pkts N | --path2-buffer-bytes B]
+#        dualpath.sh down [--family NNN | --topology FILE]
+#        dualpath.sh features [--family NNN | --topology FILE]
+#        dualpath.sh exec [--family NNN | --topology FILE] NODE -- CMD...
+#   up: per-path defaults (rate, one-way delay per direction, buffer) from the file's "paths"; on a prefix that is
+#       already up only the path parameters are re-applied; prints the applied parameters as JSON on stdout
+#       (progress on stderr). Every value (and the file) is validated before any root command: a bad one is a
+#       one-line "error: ..." and exit 2.
+#   down: kills the delay shims and everything running in the namespaces, deletes them (always completes).
+#   features: JSON: netem, htb, MPTCP (enabled, schedulers), mptcpize, Open vSwitch, CCs, mechanisms used.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SHIM="$HERE/delayshim/delayshim"
+NS_PREFIX="${MPCC_NS_PREFIX:-mpcc-}"
+STATE_ROOT="/run/mpcc-dualpath"
+RUNSTATE="$STATE_ROOT/${NS_PREFIX}"
+
+log() { echo "[$(date -u +%H:%M:%S)] dualpath: $*" >&2; }
+die() { echo "error: $*" >&2; exit 2; }
+usage() { sed -n '6,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+num() { [[ "$1" =~ ^[0-9]+([.][0-9]+)?$ ]]; }
+ns_of() { echo "${NS_PREFIX}$1"; }
+
+[[ "$NS_PREFIX" =~ ^[A-Za-z0-9_.-]{1,20}$ ]] || die "MPCC_NS_PREFIX must be 1-20 of [A-Za-z0-9_.-], got '$NS_PREFIX'"
+
+# ---------------------------------------------------------------------------------------------------------------
+# Topology file: validated as a whole (one jq program; the first problem is the error) before anything is done.
+TOPO=""
+# shellcheck disable=SC2016  # a jq program: $names are jq variables
+VALIDATE_JQ='
+def ipv4: type == "string" and test("^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$");
+def cidr: type == "string" and (split("/") | (.[0] | ipv4) and (length == 1 or (length == 2 and (.[1] | test("^([0-9]|[12][0-9]|3[0-2])$")))));
+def intin(a; b): type == "number" and . == floor and . >= a and . <= b;
+def numin(a; b): type == "number" and . >= a and . <= b;
+def ifname: type == "string" and test("^[A-Za-z0-9_-]{1,15}$");
+. as $t
+| ($t.nodes // {}) as $nodes
+| ([$t.links[]? | (.a, .b) | {node, ifname}] ) as $ifs
+| def has_if($n; $i): any($ifs[]; .node == $n and .ifname == $i) or ($i == "lo");
+  [
+    (if ($t.nodes | type) != "object" or ($t.nodes | length) == 0 then "nodes must be a non-empty object" else empty end),
+    ($nodes | to_entries[] | select((.key | test("^[a-z][a-z0-9_]{0,15}$")) | not) | "node name \(.key | tojson) must match [a-z][a-z0-9_]{0,15}"),
+    ($nodes | to_entries[] | select(.value.role != "host" and .value.role != "switch") | "node \(.key): role must be host or switch"),
+    (if ($t.links | type) != "array" or ($t.links | length) == 0 then "links must be a non-empty list" else empty end),
+    ($t.links[]? | . as $l | (.a, .b) | select(($nodes[.node?] // null) == null) | "link \($l.name // "?"): unknown node \(.node | tojson)"),
+    ($t.links[]? | . as $l | (.a, .b) | select((.ifname | ifname) | not) | "link \($l.name // "?"): ifname must be 1-15 of [A-Za-z0-9_-]"),
+    ($t.links[]? | . as $l | (.a, .b) | select((.addr | ipv4) | not) | "link \($l.name // "?"): bad IPv4 address \(.addr | tojson)"),
+    ($t.links[]? | select((.prefix | intin(1; 32)) | not) | "link \(.name // "?"): prefix must be an integer 1..32"),
+    ($ifs | group_by([.node, .ifname])[] | select(length > 1) | "interface \(.[0].ifname) defined twice on \(.[0].node)"),
+    ($t.addresses[]? | select(($nodes[.node] // null) == null or ((.addr | ipv4) | not) or ((.prefix | intin(1; 32)) | not) or (has_if(.node; .dev) | not))
+        | "addresses: bad entry \(tojson)"),
+    ($t.routes // {} | to_entries[] | . as $e | if ($nodes[$e.key] // null) == null then "routes: unknown node \($e.key)" else
+        ($e.value[] | select(((.dst == "default") or (.dst | cidr)) and (.via | ipv4) and ((.table // 254) | intin(1; 254))
+                             and ((.dev // null) == null or has_if($e.key; .dev)) | not) | "routes of \($e.key): bad route \(tojson)") end),
+    ($t.rules // {} | to_entries[] | . as $e | if ($nodes[$e.key] // null) == null then "rules: unknown node \($e.key)" else
+        ($e.value[] | select((.from | cidr) and (.table | intin(1; 252)) and ((.priority // 1000) | intin(1; 32765)) | not)
+         | "rules of \($e.key): bad rule \(tojson)") end),
+    ($t.mptcp // {} | to_entries[] | . as $e | if ($nodes[$e.key] // null) == null then "mptcp: unknown node \($e.key)" else
+        (($e.value.limits // {}) | to_entries[] | select(((.key == "subflow" or .key == "add_addr_accepted") and (.value | intin(0; 8))) | not)
+         | "mptcp limits of \($e.key): bad \(.key)"),
+        ($e.value.endpoints[]? | select((.addr | ipv4) and has_if($e.key; .dev) and (.flags | test("^(subflow|signal|backup|fullmesh)( (subflow|signal|backup|fullmesh))*$")) | not)
+         | "mptcp endpoints of \($e.key): bad endpoint \(tojson)") end),
+    (if (($t.service.addr // null) | ipv4) and ($nodes[$t.service.node // ""] // null) != null then empty else "service must name a node and an IPv4 addr" end),
+    (if ($nodes[$t.client // ""].role // null) == "host" then empty else "client must name a host node" end),
+    (if (($t.paths // {}) | keys) == ["1", "2"] then empty else "paths must define exactly \"1\" and \"2\"" end),
+    ($t.paths // {} | to_entries[] | . as $p | .value as $v |
+        (if ($nodes[$v.switch // ""].role // null) != "switch" then "path \($p.key): switch must name a switch node"
+         elif ($v.switch_ifs | type) != "array" or ($v.switch_ifs | length) != 2 or ([$v.switch_ifs[] | has_if($v.switch; .)] | all | not)
+         then "path \($p.key): switch_ifs must be the two interfaces of \($v.switch)"
+         elif (has_if($t.client; $v.client_if) | not) then "path \($p.key): client_if \($v.client_if | tojson) is not an interface of \($t.client)"
+         elif (has_if($t.service.node; $v.server_if) | not) then "path \($p.key): server_if \($v.server_if | tojson) is not an interface of \($t.service.node)"
+         elif (any($t.links[]; .a.node == $t.client and .a.ifname == $v.client_if and .a.addr == $v.client_addr) | not)
+         then "path \($p.key): client_addr must be the address of client_if"
+         elif (($v.rate_mbit | numin(0.001; 100000)) | not) then "path \($p.key): rate_mbit must be a number > 0"
+         elif (($v.delay_ms | numin(0; 10000)) | not) then "path \($p.key): delay_ms must be a number >= 0"
+         elif ((($v.buffer_pkts // null) == null) == (($v.buffer_bytes // null) == null)) then "path \($p.key): give buffer_pkts or buffer_bytes"
+         elif ($v.buffer_pkts // 1 | intin(1; 1000000) | not) or ($v.buffer_bytes // 1514 | intin(1514; 1000000000) | not)
+         then "path \($p.key): bad buffer size"
+         else empty end))
+  ] | .[0] // empty'
+
+load_topology() { # FILE
+    local f=$1 err
+    [[ -f "$f" && -r "$f" ]] || die "topology file not found: $f"
+    jq -e . "$f" >/dev/null 2>&1 || die "$f: not valid JSON"
+    err=$(jq -r "$VALIDATE_JQ" "$f" 2>&1) || die "$f: cannot validate ($(head -1 <<<"$err"))"
+    [[ -z "$err" ]] || die "$f: $err"
+    TOPO=$(cd "$(dirname "$f")" && pwd)/$(basename "$f")
+}
+nodes_of() { jq -r '.nodes | keys_unsorted[]' "$TOPO"; }
+
+# global options common to every command: --family NNN | --topology FILE
+parse_where() { # sets TOPO (may stay empty for down) and REST (remaining args)
+    REST=()
+    local fam="" file=""
+    while [[ $# -gt 0 ]]; do
+        case "$1" in
+            --family) [[ $# -ge 2 ]] || die "option --family needs a value"; fam=$2; shift 2 ;;
+            --topology) [[ $# -ge 2 ]] || die "option --topology needs a value"; file=$2; shift 2 ;;
+            --) REST+=("$@"); break ;;   # exec NODE -- CMD...: the command's own arguments are not ours
+            *) REST+=("$1"); shift ;;
+        esac
+    done
+    [[ -z "$fam" || -z "$file" ]] || die "give --family or --topology, not both"
+    if [[ -n "$fam" ]]; then
+        [[ "$fam" =~ ^[0-9]{3}$ ]] || die "--family must be a three-digit study number, got '$fam'"
+        file="$HERE/families/$fam/topology.json"
+        [[ -f "$file" ]] || die "no topology for family $fam ($file)"
+    fi
+    if [[ -n "$file" ]]; then load_topology "$file"; fi
+    return 0
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+do_down() {
+    local n ns p sw nodes=()
+    if [[ -n "$TOPO" ]]; then mapfile -t nodes < <(nodes_of); fi
+    if [[ -f "$RUNSTATE/nodes" ]]; then
+        while read -r n; do [[ " ${nodes[*]} " == *" $n "* ]] || nodes+=("$n"); done < "$RUNSTATE/nodes"
+    fi
+    for sw in "$RUNSTATE"/shim-*.pid; do
+        [[ -f "$sw" ]] || continue
+        kill "$(cat "$sw")" 2>/dev/null || true
+        rm -f "$sw"
+    done
+    for n in "${nodes[@]}"; do
+        ns=$(ns_of "$n")
+        if ip netns list | awk '{print $1}' | grep -qx "$ns"; then
+            for p in $(ip netns pids "$ns" 2>/dev/null); do kill "$p" 2>/dev/null || true; done
+            ip netns del "$ns" 2>/dev/null || true
+        fi
+    done
+    rm -rf "$RUNSTATE"
+    log "down: removed namespaces of prefix $NS_PREFIX (${nodes[*]:-none known})"
+}
+
+sysctl_all_ifs() { # NS KEY VALUE: net.ipv4.conf.{all,default,<each if>}.KEY = VALUE
+    # shellcheck disable=SC2016  # $f expands in the namespace's shell
+    ip netns exec "$1" sh -c 'for f in /proc/sys/net/ipv4/conf/*/'"$2"'; do echo '"$3"' > "$f"; done'
+}
+
+build() {
+    local n an ai aa bn bi ba pfx dev addr table via dst from prio flags
+    mkdir -p "$RUNSTATE"
+    nodes_of > "$RUNSTATE/nodes"
+    while read -r n; do
+        ip netns add "$(ns_of "$n")"
+        ip -n "$(ns_of "$n")" link set lo up
+    done < <(nodes_of)
+    while IFS=$'\t' read -r an ai aa bn bi ba pfx; do
+        ip link add "$ai" netns "$(ns_of "$an")" type veth peer name "$bi" netns "$(ns_of "$bn")"
+        ip -n "$(ns_of "$an")" addr add "$aa/$pfx" dev "$ai"
+        ip -n "$(ns_of "$bn")" addr add "$ba/$pfx" dev "$bi"
+        # offloads off on every veth so that the captures show real segments
+        ip netns exec "$(ns_of "$an")" ethtool -K "$ai" tso off gso off gro off >/dev/null 2>&1 || true
+        ip netns exec "$(ns_of "$bn")" ethtool -K "$bi" tso off gso off gro off >/dev/null 2>&1 || true
+        ip -n "$(ns_of "$an")" link set "$ai" up
+        ip -n "$(ns_of "$bn")" link set "$bi" up
+    done < <(jq -r '.links[] | [.a.node, .a.ifname, .a.addr, .b.node, .b.ifname, .b.addr, .prefix] | @tsv' "$TOPO")
+    while IFS=$'\t' read -r n dev addr pfx; do
+        ip -n "$(ns_of "$n")" addr add "$addr/$pfx" dev "$dev"
+    done < <(jq -r '.addresses[]? | [.node, .dev, .addr, .prefix] | @tsv' "$TOPO")
+    # every node: asymmetric routes are legitimate here (per-path source routing), so no reverse-path filter
+    while read -r n; do sysctl_all_ifs "$(ns_of "$n")" rp_filter 0; done < <(nodes_of)
+    while read -r n; do
+        if [[ "$(jq -r --arg n "$n" '.nodes[$n].role' "$TOPO")" == host ]]; then
+            ip netns exec "$(ns_of "$n")" bash "$HERE/nodes/host.sh" >/dev/null
+        fi
+    done < <(nodes_of)
+    while IFS=$'\t' read -r n dst via table dev; do
+        local extra=()
+        [[ -n "$dev" ]] && extra=(dev "$dev")
+        ip -n "$(ns_of "$n")" route replace "$dst" via "$via" "${extra[@]}" table "$table"
+    done < <(jq -r '.routes // {} | to_entries[] | .key as $n | .value[] | [$n, .dst, .via, (.table // 254), (.dev // "")] | @tsv' "$TOPO")
+    while IFS=$'\t' read -r n from table prio; do
+        ip -n "$(ns_of "$n")" rule add from "$from" lookup "$table" priority "$prio"
+    done < <(jq -r '.rules // {} | to_entries[] | .key as $n | .value[] | [$n, .from, .table, (.priority // 1000)] | @tsv' "$TOPO")
+    # MPTCP: limits and endpoints per node (kernel path manager; harmless for plain TCP sockets)
+    while IFS=$'\t' read -r n sub acc; do
+        ip -n "$(ns_of "$n")" mptcp limits set subflow "$sub" add_addr_accepted "$acc"
+    done < <(jq -r '.mptcp // {} | to_entries[] | [.key, (.value.limits.subflow // 2), (.value.limits.add_addr_accepted // 2)] | @tsv' "$TOPO")
+    while IFS=$'\t' read -r n addr dev flags; do
+        # shellcheck disable=SC2086  # flags is a space-separated list of endpoint flags (validated)
+        ip -n "$(ns_of "$n")" mptcp endpoint add "$addr" dev "$dev" $flags
+    done < <(jq -r '.mptcp // {} | to_entries[] | .key as $n | .value.endpoints[]? | [$n, .addr, .dev, .flags] | @tsv' "$TOPO")
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# per-path parameters: defaults from the topology file, then the options; all validated here
+declare -A P_RATE P_DELAY P_KIND P_BUF
+parse_path_args() {
+    local k seen_pkts=() seen_bytes=()
+    for k in 1 2; do
+        P_RATE[$k]=$(jq -r --arg k "$k" '.paths[$k].rate_mbit' "$TOPO")
+        P_DELAY[$k]=$(jq -r --arg k "$k" '.paths[$k].delay_ms' "$TOPO")
+        if [[ "$(jq -r --arg k "$k" '.paths[$k].buffer_pkts // "null"' "$TOPO")" != null ]]; then
+            P_KIND[$k]=pkts; P_BUF[$k]=$(jq -r --arg k "$k" '.paths[$k].buffer_pkts' "$TOPO")
+        else
+            P_KIND[$k]=bytes; P_BUF[$k]=$(jq -r --arg k "$k" '.paths[$k].buffer_bytes' "$TOPO")
+        fi
+        seen_pkts[k]=0 seen_bytes[k]=0
+    done
+    while [[ $# -gt 0 ]]; do
+        [[ "$1" =~ ^--path([12])-(rate-mbit|delay-ms|buffer-pkts|buffer-bytes)$ ]] || die "unknown option for up: $1"
+        [[ $# -ge 2 ]] || die "option $1 needs a value"
+        k=${BASH_REMATCH[1]}
+        case "${BASH_REMATCH[2]}" in
+            rate-mbit) P_RATE[$k]=$2 ;;
+            delay-ms) P_DELAY[$k]=$2 ;;
+            buffer-pkts) P_KIND[$k]=pkts; P_BUF[$k]=$2; seen_pkts[k]=1 ;;
+            buffer-bytes) P_KIND[$k]=bytes; P_BUF[$k]=$2; seen_bytes[k]=1 ;;
+        esac
+        shift 2
+    done
+    for k in 1 2; do
+        [[ "${seen_pkts[k]}${seen_bytes[k]}" != 11 ]] || die "give --path$k-buffer-pkts or --path$k-buffer-bytes, not both"
+        if ! num "${P_RATE[$k]}" || ! awk -v r="${P_RATE[$k]}" 'BEGIN{exit !(r>0 && r<=100000)}'; then
+            die "--path$k-rate-mbit must be a number in (0, 100000], got '${P_RATE[$k]}'"
+        fi
+        if ! num "${P_DELAY[$k]}" || ! awk -v d="${P_DELAY[$k]}" 'BEGIN{exit !(d<=10000)}'; then
+            die "--path$k-delay-ms must be a number in [0, 10000], got '${P_DELAY[$k]}'"
+        fi
+        if [[ ${P_KIND[$k]} == pkts ]]; then
+            [[ "${P_BUF[$k]}" =~ ^[1-9][0-9]{0,5}$ ]] || die "--path$k-buffer-pkts must be an integer 1..999999, got '${P_BUF[$k]}'"
+        elif ! [[ "${P_BUF[$k]}" =~ ^[1-9][0-9]{3,8}$ ]] || (( P_BUF[$k] < 1514 )); then
+            die "--path$k-buffer-bytes must be an integer 1514..999999999 (at least one full frame), got '${P_BUF[$k]}'"
+        fi
+    done
+}
+
+delay_mechanism() { # netem where the kernel has it (tested in the first switch's namespace), else the NFQUEUE shim
+    local sw
+    sw=$(jq -r '.paths["1"].switch' "$TOPO")
+    if ip netns exec "$(ns_of "$sw")" tc qdisc replace dev lo root netem delay 1ms >/dev/null 2>&1; then
+        ip netns exec "$(ns_of "$sw")" tc qdisc del dev lo root >/dev/null 2>&1 || true
+        echo netem
+    else
+        echo shim
+    fi
+}
+
+do_up() {
+    [[ -n "$TOPO" ]] || die "up needs --family NNN or --topology FILE"
+    parse_path_args "$@"
+    [[ $EUID -eq 0 ]] || die "the dualpath netns backend needs root"
+    local first sw
+    first=$(nodes_of | head -1)
+    if ip netns list | awk '{print $1}' | grep -qx "$(ns_of "$first")"; then
+        :  # existing testbed of this prefix: re-apply the path parameters only
+    else
+        do_down 2>/dev/null || true
+        log "up: building $(nodes_of | wc -l) namespaces of $(jq -r '.family // "?"' "$TOPO") with prefix $NS_PREFIX"
+        build
+    fi
+    mkdir -p "$RUNSTATE"
+    local mech k ifs
+    mech=$(delay_mechanism)
+    if [[ $mech == shim && ! -x "$SHIM" ]]; then
+        make -s -C "$HERE/delayshim" >&2 || die "cannot build the delay shim (need gcc + libnetfilter-queue-dev)"
+    fi
+    for k in 1 2; do
+        sw=$(jq -r --arg k "$k" '.paths[$k].switch' "$TOPO")
+        mapfile -t ifs < <(jq -r --arg k "$k" '.paths[$k].switch_ifs[]' "$TOPO")
+        ip netns exec "$(ns_of "$sw")" bash "$HERE/nodes/switch.sh" "${ifs[0]}" "${ifs[1]}" "${P_DELAY[$k]}" 0 "$mech" "$SHIM" \
+            "$RUNSTATE/shim-$sw.pid" 3028 --rate-mbit "${P_RATE[$k]}" "--buffer-${P_KIND[$k]}" "${P_BUF[$k]}" --shaper htb >&2
+    done
+    local queue="htb+pfifo on a forwarding namespace"
+    [[ ${P_KIND[1]}${P_KIND[2]} == pktspkts ]] || queue="htb+bfifo on a forwarding namespace"
+    [[ ${P_KIND[1]} == "${P_KIND[2]}" ]] || queue="htb+pfifo/bfifo on a forwarding namespace"
+    [[ $mech == shim ]] || queue="htb+netem on a forwarding namespace"
+    jq -n --arg topo "$TOPO" --arg fam "$(jq -r '.family // ""' "$TOPO")" --arg mech "$mech" --arg queue "$queue" \
+        --arg r1 "${P_RATE[1]}" --arg d1 "${P_DELAY[1]}" --arg k1 "${P_KIND[1]}" --arg b1 "${P_BUF[1]}" \
+        --arg r2 "${P_RATE[2]}" --arg d2 "${P_DELAY[2]}" --arg k2 "${P_KIND[2]}" --arg b2 "${P_BUF[2]}" '
+        def p(r; d; k; b): {rate_mbit: (r|tonumber), delay_ms: (d|tonumber),
+            buffer_pkts: (if k == "pkts" then (b|tonumber) else null end), buffer_bytes: (if k == "bytes" then (b|tonumber) else null end)};
+        {topology: $topo, family: $fam, delay_mechanism: (if $mech == "shim" then "nfqueue-shim" else "netem" end),
+         shaper: "htb", queue_mechanism: $queue, path1: p($r1; $d1; $k1; $b1), path2: p($r2; $d2; $k2; $b2)}' > "$RUNSTATE/params.json"
+    log "up: path1 ${P_RATE[1]} Mbit/s ${P_DELAY[1]} ms ${P_BUF[1]} ${P_KIND[1]}; path2 ${P_RATE[2]} Mbit/s ${P_DELAY[2]} ms ${P_BUF[2]} ${P_KIND[2]}; delay via $mech"
+    cat "$RUNSTATE/params.json"
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+do_features() {
+    [[ $EUID -eq 0 ]] || die "features needs root (scratch namespace)"
+    local base scratch htb sched avail enabled mptcpize ovs_user ovs_kernel ovs_reason
+    base=$(bash "$HERE/features.sh")
+    scratch="${NS_PREFIX}dpfeat$$"
+    ip netns add "$scratch"
+    # shellcheck disable=SC2064
+    trap "ip netns del '$scratch' 2>/dev/null || true" EXIT
+    ip netns exec "$scratch" ip link add d0 type veth peer name d1
+    ip netns exec "$scratch" ip link set d0 up
+    if ip netns exec "$scratch" tc qdisc replace dev d0 root htb default 10 >/dev/null 2>&1; then htb=true; else htb=false; fi
+    enabled=$(ip netns exec "$scratch" sysctl -n net.mptcp.enabled 2>/dev/null || echo 0)
+    avail=$(ip netns exec "$scratch" sysctl -n net.mptcp.available_schedulers 2>/dev/null || echo "")
+    sched=$(ip netns exec "$scratch" sysctl -n net.mptcp.scheduler 2>/dev/null || echo "")
+    if command -v mptcpize >/dev/null; then mptcpize=true; else mptcpize=false; fi
+    if command -v ovs-vswitchd >/dev/null || command -v ovs-vsctl >/dev/null; then ovs_user=true; else ovs_user=false; fi
+    if [[ -d /sys/module/openvswitch ]]; then ovs_kernel=true; else ovs_kernel=false; fi
+    ovs_reason=""
+    [[ $ovs_user == true ]] || ovs_reason="Open vSwitch not installed (no ovs-vswitchd/ovs-vsctl; its userspace datapath would need the openvswitch-switch package)"
+    [[ $ovs_kernel == true ]] || ovs_reason+="${ovs_reason:+; }kernel has no openvswitch module (kernel datapath unavailable)"
+    jq -n --argjson base "$base" --argjson htb "$htb" --arg enabled "$enabled" --arg avail "$avail" --arg sched "$sched" \
+        --argjson mptcpize "$mptcpize" --argjson ovs_user "$ovs_user" --argjson ovs_kernel "$ovs_kernel" --arg ovs_reason "$ovs_reason" '
+        $base + {htb: $htb,
+          mptcp: {enabled: ($enabled == "1"), available_schedulers: ($avail | split(" ") | map(select(. != ""))),
+                  scheduler: (if $sched == "" then null else $sched end), mptcpize: $mptcpize},
+          ovs: {userspace: $ovs_user, kernel_datapath: $ovs_kernel, used: false,
+                reason: (if $ovs_reason == "" then "installed but not used: the netns backend shapes with htb" else $ovs_reason end)},
+          mechanism: ($base.mechanism + {rate: "htb", queue: "htb class + pfifo (packets) or bfifo (bytes) leaf on each switch egress",
+                                        round_robin: "none (MPTCP subflows over policy routing)"})}'
+}
+
+do_exec() {
+    local node=${1:-}
+    if [[ -z "$TOPO" && -f "$RUNSTATE/params.json" ]]; then load_topology "$(jq -r .topology "$RUNSTATE/params.json")"; fi
+    [[ -n "$TOPO" ]] || die "exec: no testbed of prefix $NS_PREFIX is up (or give --family/--topology)"
+    shift || usage
+    [[ "${1:-}" == "--" ]] && shift
+    nodes_of | grep -qx -- "$node" || die "unknown node '$node' (one of: $(nodes_of | tr '\n' ' '))"
+    [[ $# -gt 0 ]] || die "exec: no command"
+    exec ip netns exec "$(ns_of "$node")" "$@"
+}
+
+cmd=${1:-}
+shift || usage
+case "$cmd" in
+    up) parse_where "$@"; do_up "${REST[@]}" ;;
+    down) parse_where "$@"; [[ ${#REST[@]} -eq 0 ]] || die "unknown option for down: ${REST[0]}"
+          [[ $EUID -eq 0 ]] || die "the dualpath netns backend needs root"; do_down ;;
+    features) parse_where "$@"; [[ ${#REST[@]} -eq 0 ]] || die "unknown option for features: ${REST[0]}"; do_features ;;
+    exec) parse_where "$@"; do_exec "${REST[@]}" ;;
+    -h|--help) usage ;;
+    *) usage ;;
+esac

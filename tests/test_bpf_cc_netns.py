@@ -1,0 +1,178 @@
+"""BPF congestion controls (testbed/cc): built from source, registered for a run, used by real flows through the
+namespace testbed, and unregistered afterwards (needs root, clang, bpftool; CI installs them)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from analysis.figures.ss_samples import data_connection, parse_ss
+from analysis.metrics.cwnd_decrease import decrease_events
+
+ROOT = Path(__file__).resolve().parents[1]
+CC = ROOT / "testbed" / "cc"
+CCCTL = CC / "ccctl.sh"
+NETNS = ROOT / "testbed" / "netns.sh"
+RUN = ROOT / "capture_tools" / "run_experiment.sh"
+TOOLS = ["iperf3", "tcpdump", "nft", "iptables", "jq", "tc", "gcc", "clang", "bpftool", "make"]
+
+pytestmark = [
+    pytest.mark.netns,
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root"),
+    pytest.mark.skipif(any(shutil.which(t) is None for t in TOOLS), reason="testbed or BPF tools missing"),
+]
+
+
+def _native(cc: str) -> bool:
+    """The kernel has ``cc`` itself (built in, or registered by something other than this project)."""
+    avail = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    return cc in avail and cc not in _registered()
+
+
+def _registered() -> dict[str, int]:
+    """struct_ops tcp_congestion_ops registered now: name -> id (``bpftool struct_ops show``)."""
+    out = subprocess.run(["bpftool", "struct_ops", "show"], capture_output=True, text=True).stdout
+    regs = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[2] == "tcp_congestion_ops":
+            regs[f[1]] = int(f[0].rstrip(":"))
+    return regs
+
+
+def _ccctl(*args: str, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(CCCTL), *args], capture_output=True, text=True, timeout=120, env=env)
+
+
+@pytest.fixture
+def env(tmp_path):
+    prefix = f"bc{os.getpid() % 10000}-"
+    e = dict(os.environ, MPCC_NS_PREFIX=prefix, MPCC_CC_STATE=str(tmp_path / "cc-state"))
+    yield e
+    subprocess.run([str(NETNS), "down"], env=e, capture_output=True)
+    _ccctl("gc", env=e)
+
+
+def _run(env, out: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(RUN), "--backend", "netns", "--out", str(out), *args],
+                          env=env, capture_output=True, text=True, timeout=180)
+
+
+def _git_blob(path: Path) -> str:
+    return subprocess.run(["git", "hash-object", str(path)], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_objects_build_from_source():
+    res = subprocess.run(["make", "-C", str(CC)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    for cc in ("bic", "westwood"):
+        obj = CC / "build" / f"{cc}.bpf.o"
+        assert obj.stat().st_size > 0
+        assert obj.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_bic_flow_uses_the_bpf_port_and_decreases_by_beta(env, tmp_path):
+    """A real 12-s bic flow (single path, 10 Mbit/s, 100-packet buffer, 10 ms): the socket runs "bic" (ss -ti), the
+    run records which implementation ran, and each reduction above low_window (14 packets) sets ssthresh to
+    819/1024 of the window (tcp_bic.c bictcp_recalc_ssthresh)."""
+    out = tmp_path / "bic"
+    res = _run(env, out, "--experiment", "single_vs_multi", "--cc", "bic", "--path-mode", "single",
+               "--link-delay-ms", "10", "--loss-pct", "0", "--duration-s", "12")
+    assert res.returncode == 0, res.stderr + (out / "capture.log").read_text()
+    meta = json.loads((out / "meta.json").read_text())
+    impl = meta["cc_impl"]["bic"]
+    if not _native("bic"):
+        assert impl["implementation"] == "bpf" and impl["registered_by"] == "mpcc"
+        obj = CC / "build" / "bic.bpf.o"
+        assert impl["object_sha256"] == hashlib.sha256(obj.read_bytes()).hexdigest()
+        assert impl["source"] == "testbed/cc/bic.bpf.c"
+        assert impl["source_git_blob"] == _git_blob(CC / "bic.bpf.c")
+        assert "bic" not in _registered()          # released at teardown: nothing left registered
+    conn = data_connection(parse_ss(out / "ss" / "flow1.txt"))
+    assert set(conn["cc"].dropna()) == {"bic"}
+    ev = decrease_events(conn)
+    big = ev[ev["cwnd_before_pkts"] > 14]
+    assert len(big) >= 2, ev
+    assert abs(big["ratio"].median() - 819 / 1024) <= 0.03, big
+
+
+def test_westwood_flow_uses_the_bpf_port(env, tmp_path):
+    out = tmp_path / "westwood"
+    res = _run(env, out, "--experiment", "loss_rate", "--cc", "westwood", "--path-mode", "single",
+               "--link-delay-ms", "20", "--loss-pct", "1", "--duration-s", "6")
+    assert res.returncode == 0, res.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["cc_impl"]["westwood"]["implementation"] == ("kernel" if _native("westwood") else "bpf")
+    conn = data_connection(parse_ss(out / "ss" / "flow1.txt"))
+    assert set(conn["cc"].dropna()) == {"westwood"}
+    srv = json.loads((out / "iperf3" / "flow1-server.json").read_text())
+    assert srv["end"]["sum_received"]["bits_per_second"] > 5e6   # 1 % loss, 20 ms: well above 5 Mbit/s
+    assert "westwood" not in _registered() or _native("westwood")
+
+
+def test_shared_registration_is_released_by_the_last_holder_and_after_sigkill(env):
+    if _native("bic"):
+        pytest.skip("this kernel has bic itself")
+    holders = [subprocess.Popen(["sleep", "300"]) for _ in range(3)]
+    try:
+        infos = [json.loads(_ccctl("acquire", "bic", str(h.pid), env=env).stdout) for h in holders]
+        assert len({i["struct_ops_id"] for i in infos}) == 1       # one registration, three holders
+        assert "bic" in _registered()
+        assert _ccctl("release", "bic", str(holders[0].pid), env=env).returncode == 0
+        assert "bic" in _registered()                             # two holders left
+        holders[1].send_signal(signal.SIGKILL)                    # a run killed without teardown
+        holders[1].wait()
+        assert _ccctl("release", "bic", str(holders[2].pid), env=env).returncode == 0
+        assert "bic" not in _registered()                         # the dead holder does not keep it
+        h = subprocess.Popen(["sleep", "300"])
+        holders.append(h)
+        assert _ccctl("acquire", "bic", str(h.pid), env=env).returncode == 0
+        h.kill()
+        h.wait()
+        assert _ccctl("gc", env=env).returncode == 0              # recovery after SIGKILL
+        assert "bic" not in _registered()
+    finally:
+        for h in holders:
+            h.kill()
+        _ccctl("gc", env=env)
+
+
+def test_without_bpf_ports_a_missing_cc_is_skipped_with_the_reason(env, tmp_path):
+    if _native("bic"):
+        pytest.skip("this kernel has bic itself")
+    e = dict(env, MPCC_CC_BPF="0")
+    out = tmp_path / "bic"
+    res = _run(e, out, "--experiment", "single_vs_multi", "--cc", "bic", "--path-mode", "single",
+               "--link-delay-ms", "10", "--loss-pct", "0", "--duration-s", "4")
+    assert res.returncode == 3
+    assert (out / "SKIPPED").read_text().strip() == (
+        "bic: not available on this kernel — skipped (no tcp_bic; BPF port: BPF ports disabled (MPCC_CC_BPF=0))")
+    assert not (out / "COMPLETE").exists()
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["acquire", "bic;reboot", "1"], "bad cc name"),
+    (["acquire", "bic", "abc"], "holder must be a PID"),
+    (["acquire", "bic", "999999999"], "is not a running process"),
+    (["frobnicate"], "usage"),
+])
+def test_ccctl_rejects_bad_input_in_one_line(env, args, msg):
+    res = _ccctl(*args, env=env)
+    assert res.returncode == 2
+    assert msg in res.stderr
+    assert "Traceback" not in res.stderr and res.stdout == ""
+
+
+def test_features_report_the_implementation():
+    feat = json.loads(subprocess.run(["bash", str(ROOT / "testbed" / "features.sh")], capture_output=True,
+                                     text=True, check=True, timeout=60).stdout)
+    for cc in ("bic", "westwood"):
+        assert feat["cc"][cc] is True
+        assert feat["cc_impl"][cc] in ("kernel", "bpf")
+    assert feat["cc_impl"]["cubic"] == "kernel"
