@@ -11,6 +11,12 @@ source "$HERE/experiment_args.sh"
 # shellcheck source=capture_tools/capture_lib.sh
 source "$HERE/capture_lib.sh"       # host_load_sample/host_load_summary, stop_captures
 parse_experiment_args netns "$@"
+# `ss -ti` sampling interval, s (meta.json ss_interval_s); MPCC_SS_INTERVAL_S overrides it (0.005-10 s)
+SS_INTERVAL_S="${MPCC_SS_INTERVAL_S:-0.1}"
+if ! [[ "$SS_INTERVAL_S" =~ ^[0-9]*\.?[0-9]+$ ]] || ! awk -v v="$SS_INTERVAL_S" 'BEGIN{exit !(v >= 0.005 && v <= 10)}'; then
+    echo "error: MPCC_SS_INTERVAL_S must be a number of seconds in [0.005, 10], got '$SS_INTERVAL_S'" >&2
+    exit 2
+fi
 
 P="${MPCC_NS_PREFIX:-mpcc-}"
 mkdir -p "$out/iperf3" "$out/ss"
@@ -89,7 +95,6 @@ if [[ $flow2 == 1 ]]; then
 fi
 sleep 1
 
-SS_INTERVAL_S=0.1   # `ss -ti` sampling interval (meta.json ss_interval_s)
 ss_loop() { # NS DST -> file
     local ns=$1 dst=$2 f=$3
     # shellcheck disable=SC2016  # $(date) must expand inside the namespace shell

@@ -78,14 +78,19 @@ def test_objects_build_from_source():
 
 
 def test_bic_flow_uses_the_bpf_port_and_decreases_by_beta(env, tmp_path):
-    """A real 12-s bic flow (single path, 10 Mbit/s, 100-packet buffer, 10 ms): the socket runs "bic" (ss -ti), the
+    """A real 20-s bic flow (single path, 10 Mbit/s, 100-packet buffer, 10 ms): the socket runs "bic" (ss -ti), the
     run records which implementation ran, and each reduction above low_window (14 packets) sets ssthresh to
-    819/1024 of the window (tcp_bic.c bictcp_recalc_ssthresh)."""
+    819/1024 of the window (tcp_bic.c bictcp_recalc_ssthresh).
+
+    ``ss`` samples every 10 ms here (MPCC_SS_INTERVAL_S): at the default 0.1 s the window before a loss is often
+    missed or two reductions show as one (docs/cc-validation.md measured a median of 0.766 for the kernel's own
+    tcp_bic that way), which is sampling, not the CC."""
     out = tmp_path / "bic"
-    res = _run(env, out, "--experiment", "single_vs_multi", "--cc", "bic", "--path-mode", "single",
-               "--link-delay-ms", "10", "--loss-pct", "0", "--duration-s", "12")
+    res = _run(dict(env, MPCC_SS_INTERVAL_S="0.01"), out, "--experiment", "single_vs_multi", "--cc", "bic",
+               "--path-mode", "single", "--link-delay-ms", "10", "--loss-pct", "0", "--duration-s", "20")
     assert res.returncode == 0, res.stderr + (out / "capture.log").read_text()
     meta = json.loads((out / "meta.json").read_text())
+    assert meta["ss_interval_s"] == 0.01
     impl = meta["cc_impl"]["bic"]
     if not _native("bic"):
         assert impl["implementation"] == "bpf" and impl["registered_by"] == "mpcc"
@@ -97,9 +102,10 @@ def test_bic_flow_uses_the_bpf_port_and_decreases_by_beta(env, tmp_path):
     conn = data_connection(parse_ss(out / "ss" / "flow1.txt"))
     assert set(conn["cc"].dropna()) == {"bic"}
     ev = decrease_events(conn)
-    big = ev[ev["cwnd_before_pkts"] > 14]
-    assert len(big) >= 2, ev
-    assert abs(big["ratio"].median() - 819 / 1024) <= 0.03, big
+    big = ev[ev["cwnd_last_pkts"] > 14]
+    assert len(big) >= 4, ev
+    # floor(cwnd * 819 / 1024) / cwnd at windows of ~100 packets: 0.790-0.800; 0.7 would be CUBIC, 0.5 Reno
+    assert abs(big["ratio_last"].median() - 819 / 1024) <= 0.01, big
 
 
 def test_westwood_flow_uses_the_bpf_port(env, tmp_path):

@@ -103,6 +103,7 @@ def test_bic_low_window_events_do_not_count(tmp_path):
     samples = [(10, None), (12, None), (6, 6), (9, 6), (12, 6), (6, 6), (20, 6), (30, 6), (24, 24)]
     row, ev, _ = cv.load_run(write_run(tmp_path, 1, "bic", "kernel", 9.0, 50, samples))
     assert list(ev["cwnd_before_pkts"]) == [12, 30]
+    assert list(ev["cwnd_last_pkts"]) == [12, 30]
     assert list(ev["counted"]) == [False, True]
     assert row["median_ratio"] == pytest.approx(24 / 30)
 
@@ -232,3 +233,17 @@ def test_plain_report_runs(tmp_path):
     txt = cv.report(res, per_run=True)
     assert "goodput" in txt and "rep03-bic-kernel" in txt
     assert isinstance(cv.compare(res), pd.DataFrame)
+
+
+def test_last_sample_ratio_ignores_an_earlier_peak():
+    """A window that dips without a new ssthresh (end of a recovery) before the loss: the peak since the previous
+    reduction over-estimates the window at the loss, the last sample does not (cwnd_decrease.decrease_events)."""
+    from analysis.metrics.cwnd_decrease import decrease_events
+    import pandas as pd
+    s = pd.DataFrame({"ts": [0.0, 0.01, 0.02, 0.03, 0.04],
+                      "cwnd_pkts": [117.0, 111.0, 108.0, 110.0, 100.0],
+                      "ssthresh_pkts": [94.0, 94.0, 94.0, 94.0, 87.0]})
+    ev = decrease_events(s)
+    assert len(ev) == 1
+    assert ev["cwnd_before_pkts"].iloc[0] == 117 and ev["ratio"].iloc[0] == pytest.approx(87 / 117)
+    assert ev["cwnd_last_pkts"].iloc[0] == 110 and ev["ratio_last"].iloc[0] == pytest.approx(87 / 110)

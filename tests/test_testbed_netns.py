@@ -79,6 +79,9 @@ def test_bad_parameter_fails_before_any_root_command(env, tmp_path):
                "--link-delay-ms", "10", "--loss-pct", "0", "--duration-s", "4")
     assert res.returncode == 2 and res.stderr.startswith("error:")
     assert _namespaces(env["MPCC_NS_PREFIX"]) == []
+    res = _run(dict(env, MPCC_SS_INTERVAL_S="0"), tmp_path / "bad-ss", "--experiment", "single_vs_multi", "--cc",
+               "cubic", "--path-mode", "single", "--link-delay-ms", "10", "--loss-pct", "0", "--duration-s", "4")
+    assert res.returncode == 2 and res.stderr.startswith("error: MPCC_SS_INTERVAL_S") and not (tmp_path / "bad-ss").exists()
     res = subprocess.run([str(NETNS), "up", "--loss-pct", "abc"], env=env, capture_output=True, text=True)
     assert res.returncode == 2 and "loss-pct" in res.stderr
     assert _namespaces(env["MPCC_NS_PREFIX"]) == []

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-COLUMNS = ["ts", "cwnd_before_pkts", "ssthresh_pkts", "ratio"]
+COLUMNS = ["ts", "cwnd_before_pkts", "ssthresh_pkts", "ratio", "cwnd_last_pkts", "ratio_last"]
 
 
 def decrease_events(samples: pd.DataFrame) -> pd.DataFrame:
@@ -23,7 +23,12 @@ def decrease_events(samples: pd.DataFrame) -> pd.DataFrame:
     :func:`analysis.figures.ss_samples.parse_ss` gives them; one connection, e.g. ``data_connection``'s rows).
 
     Returns one row per reduction: ts (s, the first sample showing it), cwnd_before_pkts (largest cwnd sampled since
-    the previous reduction, packets), ssthresh_pkts (the new threshold, packets), ratio = ssthresh / cwnd_before."""
+    the previous reduction, packets), ssthresh_pkts (the new threshold, packets), ratio = ssthresh / cwnd_before,
+    cwnd_last_pkts (cwnd of the sample just before the reduction, packets) and ratio_last = ssthresh / cwnd_last.
+
+    ``ratio`` suits coarse sampling (0.1 s: the last sample can be a whole RTT before the loss); ``ratio_last`` suits
+    fine sampling (a few ms), where the peak can precede a dip of the window that does not touch ssthresh (e.g. the
+    end of a previous recovery), so the last sample is the better estimate of the window at the loss."""
     s = samples.sort_values("ts", kind="stable")
     cwnd = s["cwnd_pkts"].to_numpy(dtype=float)
     ssth = s["ssthresh_pkts"].to_numpy(dtype=float)
@@ -33,7 +38,9 @@ def decrease_events(samples: pd.DataFrame) -> pd.DataFrame:
     for i in range(len(s)):
         if i > 0 and np.isfinite(ssth[i]) and not (ssth[i] == ssth[i - 1]) and np.isfinite(cwnd[i - 1]) \
                 and ssth[i] < cwnd[i - 1]:
-            rows.append((ts[i], peak, ssth[i], ssth[i] / peak if peak > 0 else np.nan))
+            last = cwnd[i - 1]
+            rows.append((ts[i], peak, ssth[i], ssth[i] / peak if peak > 0 else np.nan,
+                         last, ssth[i] / last if last > 0 else np.nan))
             peak = np.nan
         if np.isfinite(cwnd[i]) and not (cwnd[i] <= peak):
             peak = cwnd[i]
