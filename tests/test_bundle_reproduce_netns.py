@@ -82,3 +82,37 @@ def test_reproduce_on_the_bundle(bundled):
     assert len(list((out / "figures").glob("*.png"))) >= 8
     assert (out / "tables" / "08_scorecard.csv").is_file()
     assert (out / "index.html").is_file()
+
+
+def test_resume_from_the_bundle_on_a_new_machine(bundled):
+    """A campaign longer than one machine's life: a new machine has only the committed bundle. `--resume-from`
+    copies its finished runs into a new campaign directory (nothing recorded again), and bundling that directory
+    gives the same rows, runs, captures and recording sessions (plus the new session)."""
+    from analysis.dataset import load_campaign
+
+    fresh = bundled / "new-machine"
+    r = _mpcc("campaign", "run", str(REPO / "campaigns/smoke.yaml"), "--backend", "netns", "--out", str(fresh),
+              "--resume-from", str(bundled / "sample"), env={"MPCC_NS_PREFIX": PREFIX})
+    n = len([d for d in (bundled / "sample" / "runs").iterdir()])
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert f"{n} finished run(s) restored" in r.stderr and "0 completed" in r.stderr and f"{n} already done" in r.stderr
+    sessions = json.loads((fresh / "campaign.json").read_text())["sessions"]
+    old = json.loads((bundled / "sample" / "campaign.json").read_text())["sessions"]
+    assert sessions[:len(old)] == old and len(sessions) == len(old) + 1
+    r = _mpcc("bundle", str(fresh), "--out", str(bundled / "again"), "--max-mb", "20")
+    assert r.returncode == 0, r.stderr[-2000:]
+    a = load_campaign(bundled / "sample", progress=False)
+    b = load_campaign(bundled / "again", progress=False)
+    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
+    m1 = json.loads((bundled / "sample" / "bundle.json").read_text())
+    m2 = json.loads((bundled / "again" / "bundle.json").read_text())
+    assert m2["captured_runs"] == m1["captured_runs"] and m2["experiments"] == m1["experiments"]
+    for d in (bundled / "sample" / "runs").iterdir():
+        for f in d.rglob("*"):
+            if f.is_file() and f.name != "fingerprint.json":
+                assert (bundled / "again" / "runs" / d.name / f.relative_to(d)).is_file(), f
+    # a bundle of another campaign is refused before anything is recorded
+    r = _mpcc("campaign", "run", str(REPO / "campaigns/quick.yaml"), "--backend", "netns", "--out",
+              str(bundled / "other"), "--resume-from", str(bundled / "sample"))
+    assert r.returncode == 2 and "differs" in r.stderr and "Traceback" not in r.stderr
+    assert not (bundled / "other" / "runs").exists() or not any((bundled / "other" / "runs").iterdir())

@@ -6,7 +6,9 @@ Layout of ``OUT``::
     OUT/campaign.json      name, seed, backend, run order, start times
     OUT/runs/<run_id>/     one run directory each (see docs/architecture.md)
 
-A run directory with ``COMPLETE`` or ``SKIPPED`` is never touched again. One without either marker is incomplete: it is
+A run directory with ``COMPLETE`` or ``SKIPPED`` is never touched again. ``resume_from`` (a bundle of the same
+campaign made by ``mpcc bundle``, e.g. data/paper) copies its finished runs into ``OUT`` first, so a campaign that takes
+longer than one machine's life resumes on another machine from what was bundled and committed. One without either marker is incomplete: it is
 moved aside to ``<run_id>.incomplete-<UTC time>`` (never deleted) and the run is redone.
 
 ``jobs > 1`` (netns backend only) runs that many runs at once, each worker on its own testbed (namespace prefix
@@ -153,6 +155,54 @@ def _prepare_out(out: Path, campaign_file: Path, campaign: Campaign, backend: st
     tmp.replace(meta_path)
 
 
+def restore_from_bundle(bundle: Path, out: Path, campaign_file: Path, campaign: Campaign, backend: str,
+                        seed: int) -> int:
+    """Copy the finished runs (``COMPLETE`` or ``SKIPPED``) of a bundle of this campaign into ``out`` where ``out``
+    has no directory for them yet (nothing in ``out`` is replaced), and merge the bundle's recording sessions into
+    ``out/campaign.json``. Checks that the bundle holds the same campaign file, seed and backend. Returns the number
+    of runs copied."""
+    import shutil
+
+    if not (bundle / "bundle.json").is_file() or not (bundle / "runs").is_dir():
+        raise UserError(f"--resume-from {bundle}: not a bundle (no bundle.json and runs/; made by mpcc bundle)")
+    if not (bundle / "campaign.yaml").is_file() or (bundle / "campaign.yaml").read_text() != campaign_file.read_text():
+        raise UserError(f"--resume-from {bundle}: its campaign.yaml differs from {campaign_file}")
+    try:
+        bmeta = json.loads((bundle / "campaign.json").read_text())
+    except (OSError, ValueError):
+        raise UserError(f"--resume-from {bundle}: no readable campaign.json") from None
+    if bmeta.get("name") != campaign.name or bmeta.get("seed") != seed or bmeta.get("backend") != backend:
+        raise UserError(f"--resume-from {bundle}: it holds campaign {bmeta.get('name')!r}, seed {bmeta.get('seed')}, "
+                        f"backend {bmeta.get('backend')}; this is {campaign.name!r}, seed {seed}, backend {backend}")
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    wanted = {r.run_id for r in campaign.runs}
+    copied = 0
+    for d in sorted((bundle / "runs").iterdir()):
+        if d.name not in wanted or run_status(d) not in ("complete", "skipped"):
+            continue
+        dst = out / "runs" / d.name
+        if dst.exists() or dst.is_symlink():
+            continue
+        tmp = dst.with_name(f".{d.name}.restore-{os.getpid()}")
+        shutil.copytree(d, tmp)
+        tmp.rename(dst)
+        copied += 1
+    meta_path = out / "campaign.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    have = {json.dumps(x, sort_keys=True) for x in meta.get("sessions", [])}
+    merged = [x for x in bmeta.get("sessions", []) if json.dumps(x, sort_keys=True) not in have]
+    merged += meta.get("sessions", [])
+    merged.sort(key=lambda x: str(x.get("started_utc", "")))
+    meta.update({k: bmeta[k] for k in ("name", "seed", "backend") if k in bmeta})
+    meta["sessions"] = merged
+    tmpj = meta_path.with_suffix(".json.tmp")
+    tmpj.write_text(json.dumps(meta, indent=2))
+    tmpj.replace(meta_path)
+    if not (out / "campaign.yaml").exists():
+        (out / "campaign.yaml").write_text(campaign_file.read_text())
+    return copied
+
+
 def _run_one(run: Run, run_dir: Path, campaign: Campaign, backend: str, seed: int, worker: int | None = None,
              procs: dict | None = None) -> str:
     status = run_status(run_dir)
@@ -242,10 +292,11 @@ def _interrupt(signum, frame):
 
 def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: str, seed: int,
                  jobs: int = 1, retry: bool = False, redo_contended_pct: float | None = None,
-                 experiments: set[str] | None = None) -> Outcome:
+                 experiments: set[str] | None = None, resume_from: Path | None = None) -> Outcome:
     """Record the campaign's runs that are not done yet. ``retry``: record SKIPPED runs again;
     ``redo_contended_pct``: record again the complete runs whose host CPU pressure exceeded it; ``experiments``:
-    this session records only runs of these experiments (the rest stay pending for a later resume)."""
+    this session records only runs of these experiments (the rest stay pending for a later resume); ``resume_from``:
+    a bundle of this campaign whose finished runs count as done (:func:`restore_from_bundle`)."""
     if backend not in BACKENDS:
         raise UserError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
     if jobs < 1:
@@ -267,6 +318,9 @@ def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: st
     except BlockingIOError:
         lock.close()
         raise UserError(f"another campaign runner is using {out}") from None
+    if resume_from is not None:
+        n = restore_from_bundle(resume_from, out, campaign_file, campaign, backend, seed)
+        print(f"runner: {n} finished run(s) restored from {resume_from}", file=sys.stderr)
     _prepare_out(out, campaign_file, campaign, backend, seed, order, jobs)
     if experiments:
         order = [r for r in order if r.experiment in experiments]

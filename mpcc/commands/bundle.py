@@ -229,10 +229,15 @@ def _bundle_run(src: Path, dst: Path, status: str, derived_src: Path | None) -> 
             _slim_parquet(derived_src / "flows.parquet", dst / "derived" / "flows.parquet")
         if (derived_src / "fingerprint.json").is_file():
             _copy(derived_src / "fingerprint.json", dst / "derived" / "fingerprint.json")
-    for f in sorted((src / "ss").glob("*.txt")) if (src / "ss").is_dir() else []:
-        _xz_text_to(f, dst / "ss" / (f.name + ".xz"))
-    for f in sorted((src / "iperf3").glob("*.json")) if (src / "iperf3").is_dir() else []:
-        _xz_text_to(f, dst / "iperf3" / (f.name + ".xz"))
+    for sub, pattern in (("ss", "*.txt"), ("iperf3", "*.json")):
+        if not (src / sub).is_dir():
+            continue
+        for f in sorted((src / sub).glob(pattern)):
+            _xz_text_to(f, dst / sub / (f.name + ".xz"))
+        # a run restored from an earlier bundle (mpcc campaign run --resume-from) has them xz'd already
+        for f in sorted((src / sub).glob(pattern + ".xz")):
+            if not (src / sub / f.name[:-3]).is_file():
+                _copy(f, dst / sub / f.name)
     _copy(src / "COMPLETE", dst / "COMPLETE")  # last, as in a run directory
 
 
@@ -327,7 +332,8 @@ def _readme(manifest: dict) -> str:
             if hl.get("n") else "not measured") + (f"; not measured for {hl['missing']} runs recorded before "
                                                     f"the field existed" if hl.get("missing") else "")
     no_room = len(m["configurations_without_captures"])
-    return f"""# data/sample — bundled campaign `{m['campaign']}`
+    bdir = m.get("bundle_dir", "data/sample")
+    return f"""# {bdir} — bundled campaign `{m['campaign']}`
 
 Real measurements recorded with this repository's testbed (`{', '.join(m['backends'])}` backend). Nothing here is
 synthetic: every number comes from the captures, `ss` samples and iperf3 output of these runs. Built by
@@ -378,11 +384,14 @@ Complete runs the analysis could not process (shipped without a derived table):
 ## Regenerate
 ```
 sudo mpcc campaign run campaigns/{m['campaign']}.yaml --backend netns     # resumable; writes data/raw/{m['campaign']}/
-mpcc bundle data/raw/{m['campaign']} --out data/sample --max-mb {m['max_mb']:.0f} --force
+mpcc bundle data/raw/{m['campaign']} --out {bdir} --max-mb {m['max_mb']:.0f} --force
 make notebooks-refresh                                                     # committed notebook outputs (nbval)
 ```
+To go on with an unfinished campaign on another machine, start from this bundle: `sudo mpcc campaign run
+campaigns/{m['campaign']}.yaml --backend netns --resume-from {bdir}` copies its finished runs into data/raw/{m['campaign']}/
+and records only the rest; bundle again as above.
 Results differ between machines (kernel, CPU contention, mechanisms); compare with the scorecard
-(`mpcc scorecard data/sample`), not bit for bit.
+(`mpcc scorecard {bdir}`), not bit for bit.
 """
 
 
@@ -445,6 +454,7 @@ def run(args) -> int:
             captured.append(rid)
         shutil.rmtree(stage, ignore_errors=True)
         manifest = _manifest(camp, df, runs, metas, captured, no_room, args.max_mb)
+        manifest["bundle_dir"] = _portable(out)
         manifest["size_mb"] = (_dir_size(tmp) + 8000) / 1e6  # + README/bundle.json
         (tmp / "bundle.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
         (tmp / "README.md").write_text(_readme(manifest))

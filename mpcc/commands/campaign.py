@@ -32,6 +32,9 @@ def add_arguments(p):
     r.add_argument("--experiments", metavar="E[,E...]",
                    help="record only runs of these experiments this time (e.g. the paper's tables first); "
                         "the others stay pending")
+    r.add_argument("--resume-from", metavar="BUNDLE",
+                   help="a bundle of this campaign (mpcc bundle, e.g. data/paper): its finished runs are copied into "
+                        "--out and count as done, so recording resumes on a new machine from the committed bundle")
     r.add_argument("--dry-run", action="store_true", help="list the runs and the time they take; run nothing")
 
 
@@ -56,8 +59,12 @@ def run(args) -> int:
                             f"(has: {', '.join(sorted({r.experiment for r in campaign.runs}))})")
     if args.redo_contended is not None and not 0 <= args.redo_contended <= 100:
         raise UserError(f"--redo-contended must be a percentage 0..100, got {args.redo_contended:g}")
+    resume_from = Path(args.resume_from) if args.resume_from else None
+    if resume_from is not None and not (resume_from / "bundle.json").is_file():
+        raise UserError(f"--resume-from {args.resume_from}: not a bundle (no bundle.json; made by mpcc bundle)")
     res = run_campaign(campaign, Path(args.campaign), out, args.backend, seed, jobs=args.jobs,
-                       retry=args.retry_skipped, redo_contended_pct=args.redo_contended, experiments=experiments)
+                       retry=args.retry_skipped, redo_contended_pct=args.redo_contended, experiments=experiments,
+                       resume_from=resume_from)
     print(f"{campaign.name}: {res.complete} completed, {res.skipped} skipped, {res.failed} failed, "
           f"{res.already} already done -> {out}", file=sys.stderr)
     return 1 if res.failed else 0
