@@ -94,10 +94,19 @@ def _run_dirs(campaign_dir) -> list[Path]:
     return sorted(p for p in _runs_root(campaign_dir).iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
+def campaign_family(campaign_dir):
+    """The analysis module of a campaign directory's study family (``analysis.families``): the family of its first
+    run (a campaign file names one family, so all its runs share it), "000" for an empty campaign."""
+    from analysis.families import family_of_run, get
+    dirs = _run_dirs(campaign_dir)
+    return get(family_of_run(dirs[0]) if dirs else "000")
+
+
 def run_status(campaign_dir) -> pd.DataFrame:
     """Every run directory of ``campaign_dir/runs/``: run_id, status (complete | skipped | incomplete), reason
     (SKIPPED's text; "no COMPLETE marker" for incomplete ones; "superseded: ..." for directories moved aside as
     ``<run_id>.incomplete-<suffix>``, which never count as results whatever markers they hold), and the run's parameters from params.json where readable."""
+    cols = campaign_family(campaign_dir).RUNS_COLUMNS
     rows = []
     for d in _run_dirs(campaign_dir):
         status, reason = runmeta.run_status(d)
@@ -111,8 +120,8 @@ def run_status(campaign_dir) -> pd.DataFrame:
         except AnalysisError:
             p = {}
         rows.append({"run_id": d.name, "status": status, "reason": reason,
-                     **{k: p.get(k) for k in RUNS_COLUMNS[3:]}})
-    return pd.DataFrame(rows, columns=RUNS_COLUMNS)
+                     **{k: p.get(k) for k in cols[3:]}})
+    return pd.DataFrame(rows, columns=cols)
 
 
 # ------------------------------------------------------------------------------------------------ one run
@@ -359,10 +368,11 @@ def fingerprint(run_dir, buffers: dict | None = None) -> dict:
     from analysis.ingest import fast_reader
     from analysis.ingest.cache import content_sha256
     run_dir = Path(run_dir)
+    fam = _family(run_dir)
     files = {}
-    for rel, p in _input_files(run_dir).items():
+    for rel, p in fam.input_files(run_dir).items():
         e = _stat_entry(p)
-        if buffers is not None and rel in runmeta.CAPTURES:
+        if buffers is not None and rel in fam.CAPTURES:
             buf = fast_reader.load_buffer(p)
             e["sha256"] = content_sha256(buf[:len(buf) - fast_reader._PAD])  # the packet cache's key, too
             buffers[p] = buf
@@ -377,7 +387,7 @@ def _fingerprint_matches(run_dir: Path, stored: dict) -> tuple[bool, dict | None
     if not isinstance(stored, dict) or stored.get("version") != DERIVED_VERSION:
         return False, None
     old = stored.get("files") or {}
-    paths = _input_files(run_dir)
+    paths = _family(run_dir).input_files(run_dir)
     if set(paths) != set(old):
         return False, None
     cur = {}
@@ -404,6 +414,12 @@ def _has_raw(run_dir: Path) -> bool:
     return runmeta.capture_path(run_dir, "router1.pcap") is not None
 
 
+def _family(run_dir):
+    """The analysis module of the run's study family (``analysis.families``)."""
+    from analysis.families import family_of_run, get
+    return get(family_of_run(run_dir))
+
+
 def _write_cache(ddir: Path, df: pd.DataFrame, fp: dict) -> None:
     try:
         ddir.mkdir(parents=True, exist_ok=True)
@@ -417,12 +433,13 @@ def _write_cache(ddir: Path, df: pd.DataFrame, fp: dict) -> None:
         warnings.warn(f"cannot write the derived cache in {ddir}: {exc.strerror or exc}", AnalysisWarning, stacklevel=2)
 
 
-def _read_cached(ddir: Path, typed: bool = True) -> pd.DataFrame:
+def _read_cached(ddir: Path, typed: bool = True, fam=None) -> pd.DataFrame:
+    cols, typer = (COLUMNS, _typed) if fam is None else (fam.COLUMNS, fam.typed)
     df = pd.read_parquet(ddir / "flows.parquet")
-    for c in COLUMNS:
+    for c in cols:
         if c not in df.columns:
             df[c] = NAN
-    return _typed(df[COLUMNS]) if typed else df[COLUMNS]
+    return typer(df[cols]) if typed else df[cols]
 
 
 def cached_rows(run_dir, derived_root=None, typed: bool = True) -> pd.DataFrame | None:
@@ -432,8 +449,9 @@ def cached_rows(run_dir, derived_root=None, typed: bool = True) -> pd.DataFrame 
     pq = ddir / "flows.parquet"
     if not pq.is_file():
         return None
-    if not _has_raw(run_dir):
-        return _read_cached(ddir, typed)
+    fam = _family(run_dir)
+    if not fam.has_raw(run_dir):
+        return _read_cached(ddir, typed, fam)
     try:
         stored = json.loads((ddir / "fingerprint.json").read_text())
     except (OSError, ValueError):
@@ -441,7 +459,7 @@ def cached_rows(run_dir, derived_root=None, typed: bool = True) -> pd.DataFrame 
     ok, refreshed = _fingerprint_matches(run_dir, stored)
     if not ok:
         return None
-    df = _read_cached(ddir, typed)
+    df = _read_cached(ddir, typed, fam)
     # a bundle (data/sample: bundle.json at its root) is a version-controlled artefact: a fresh checkout moves every
     # mtime, so the refreshed fingerprint is not written back (the content hashes matched; nothing changed)
     if refreshed is not None and not (run_dir.parent.parent / "bundle.json").is_file():
@@ -458,11 +476,12 @@ def process_run(run_dir, derived_root=None, typed: bool = True) -> tuple[pd.Data
         df = cached_rows(run_dir, derived_root, typed)
         if df is not None:
             return df, ""
-        if not _has_raw(run_dir):
-            return None, "analysis failed: no router1 capture and no derived table"
+        fam = _family(run_dir)
+        if not fam.has_raw(run_dir):
+            return None, f"analysis failed: no {fam.CAPTURES[0]} capture and no derived table"
         buffers = {}
         fp = fingerprint(run_dir, buffers)
-        df = analyze_run(run_dir, buffers=buffers)
+        df = fam.analyze_run(run_dir, buffers=buffers)
         _write_cache(run_cache_dir(run_dir, derived_root), df, fp)
         return df, ""
     except (AnalysisError, OSError, ValueError, KeyError) as exc:
@@ -548,10 +567,20 @@ def load_campaign(campaign_dir, *, jobs=None, progress=True, scheduler=None, der
         m = runs["run_id"].isin(list(reasons))
         runs.loc[m, "reason"] = runs.loc[m, "run_id"].map(reasons)
     frames = [parts[k] for k in sorted(parts)]
-    with warnings.catch_warnings():  # all-NA columns in some runs' rows: _typed sets every column's dtype below
+    fam = campaign_family(campaign_dir)
+    with warnings.catch_warnings():  # all-NA columns in some runs' rows: typed() sets every column's dtype below
         warnings.simplefilter("ignore", FutureWarning)
-        df = _typed(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS))
-    df = df.sort_values(["run_id", "flow"], kind="stable").reset_index(drop=True)
+        df = fam.typed(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=fam.COLUMNS))
+    df = df.sort_values(fam.SORT, kind="stable").reset_index(drop=True)
     df.attrs["runs"] = runs
     df.attrs["campaign_dir"] = str(Path(campaign_dir))
     return df
+
+
+# ------------------------------------------------------------------------------------------------ family interface
+# study 000's rows are this module's own (analysis.families): the names every family module provides
+typed = _typed
+input_files = _input_files
+has_raw = _has_raw
+SORT = ["run_id", "flow"]
+CAPTURES = runmeta.CAPTURES

@@ -66,3 +66,37 @@ def goodput_series(data: pd.DataFrame, t0: float | None = None, bin_s: float = 1
     nb = new_bytes(data)[keep]
     sums = np.bincount(b[keep], weights=nb)
     return pd.Series(sums * 8 / bin_s / 1e6, index=np.arange(len(sums)) * bin_s, name="goodput_mbps")
+
+
+def first_delivery_bytes(data: pd.DataFrame) -> np.ndarray:
+    """Per packet of a TCP data direction captured at (or near) the receiver: the bytes of sequence space this
+    packet is the first to carry past the capture point (bytes). Unlike :func:`new_bytes` (the sender's view: bytes
+    beyond everything sent before), a retransmission that fills a hole left by a loss upstream counts, because
+    those bytes arrive here for the first time; duplicates count 0. Needs ``seq_un``/``end_un`` (``analysis.flows``)."""
+    n = len(data)
+    if n == 0 or "seq_un" not in data:
+        return data["payload_len"].to_numpy().astype(np.int64) if "seq_un" not in data else np.zeros(0, np.int64)
+    s = data["seq_un"].to_numpy().astype(np.int64)
+    e = data["end_un"].to_numpy().astype(np.int64)
+    order = np.argsort(data["ts"].to_numpy(), kind="stable")
+    bounds = np.unique(np.concatenate([s, e]))
+    lo, hi = np.searchsorted(bounds, s), np.searchsorted(bounds, e)
+    owner = np.full(max(len(bounds) - 1, 0), -1, dtype=np.int64)   # first packet (time order) covering each piece
+    for i in order[::-1]:                                          # later packets first, earlier ones overwrite
+        if hi[i] > lo[i]:
+            owner[lo[i]:hi[i]] = i
+    out = np.zeros(n, dtype=np.int64)
+    has = owner >= 0
+    np.add.at(out, owner[has], np.diff(bounds)[has])
+    return out
+
+
+def delivered_goodput_mbps(data: pd.DataFrame, t0: float | None = None, t1: float | None = None) -> float:
+    """Goodput at a receiver-side capture over [t0, t1]: bytes arriving there for the first time
+    (:func:`first_delivery_bytes`) x 8 / window, Mbit/s; the window defaults to the first and last data segment
+    (payload > 0). nan for an empty or zero-length window."""
+    d = data[data["payload_len"] > 0]
+    t0d, t1d, m = _window(d, t0, t1)
+    if t1d <= t0d:
+        return float("nan")
+    return float(first_delivery_bytes(d)[m].sum()) * 8 / (t1d - t0d) / 1e6

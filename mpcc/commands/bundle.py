@@ -34,9 +34,16 @@ from mpcc.errors import UserError
 NAME = "bundle"
 HELP = "package a campaign directory into a small dataset (derived tables, ss, meta, xz'd raw captures)"
 REPO = Path(__file__).resolve().parents[2]
-CAPTURES = ("router1.pcap", "receiver.pcap", "router1-flow2.pcap", "receiver-flow2.pcap")
+CAPTURES = ("router1.pcap", "receiver.pcap", "router1-flow2.pcap", "receiver-flow2.pcap")   # study 000
+
+
+def _captures(run_dir: Path) -> tuple:
+    """Capture file names of the run's study family (``analysis.families``: e.g. client-path1.pcap for 001/003)."""
+    from analysis.families import family_of_run, get
+    return tuple(get(family_of_run(run_dir)).CAPTURES)
 SWEEP = {"single_vs_multi": "path_mode", "link_delay": "link_delay_ms", "loss_rate": "loss_pct",
-         "tcp_fairness": "cc2", "udp_fairness": "cbr_mbps"}
+         "tcp_fairness": "cc2", "udp_fairness": "cbr_mbps",
+         "buffer_sweep": "buffer_bytes", "scenario": "queue_pkts", "resilience": "queue_pkts"}   # studies 001, 003
 EXPERIMENT_ORDER = ["single_vs_multi", "tcp_fairness", "udp_fairness", "link_delay", "loss_rate"]
 CC_ORDER = ["reno", "bic", "cubic", "bbr"]
 
@@ -136,7 +143,7 @@ def capture_priority(runs) -> list[str]:
     if comp.empty:
         return []
     comp["rep"] = comp["rep"].fillna(0).astype(int)
-    keycols = ["experiment", "cc", "cc2", "path_mode", "link_delay_ms", "loss_pct", "cbr_mbps", "path_skew_ms"]
+    keycols = [c for c in comp.columns if c not in ("run_id", "status", "reason", "rep")]   # the configuration
     comp = comp.sort_values("rep", kind="stable")
     first = comp.groupby(keycols, dropna=False, sort=False).head(1)
     per_exp = {}
@@ -229,7 +236,9 @@ def _bundle_run(src: Path, dst: Path, status: str, derived_src: Path | None) -> 
             _slim_parquet(derived_src / "flows.parquet", dst / "derived" / "flows.parquet")
         if (derived_src / "fingerprint.json").is_file():
             _copy(derived_src / "fingerprint.json", dst / "derived" / "fingerprint.json")
-    for sub, pattern in (("ss", "*.txt"), ("iperf3", "*.json")):
+    # ss samples, iperf3 JSON; dual-path runs (001/003) also ping, switch and nstat counters
+    for sub, pattern in (("ss", "*.txt"), ("iperf3", "*.json"), ("ping", "*.txt"), ("switches", "*.txt"),
+                         ("nstat", "*.txt")):
         if not (src / sub).is_dir():
             continue
         for f in sorted((src / sub).glob(pattern)):
@@ -260,7 +269,7 @@ def _stage_captures(camp: Path, run_ids: list[str], stage: Path, jobs: int, deri
     from analysis.dataset import run_cache_dir
     work = []
     for rid in run_ids:
-        for name in CAPTURES:
+        for name in _captures(camp / "runs" / rid):
             src = camp / "runs" / rid / name
             if not src.is_file():
                 continue
@@ -284,7 +293,7 @@ def _add_captures(src: Path, dst: Path, stage: Path | None = None) -> int:
     from analysis.dataset import fingerprint
 
     before = _dir_size(dst)
-    for name in CAPTURES:
+    for name in _captures(src):
         staged = stage / src.name / f"{name}.xz" if stage is not None else None
         if staged is not None and staged.is_file():
             shutil.move(staged, dst / f"{name}.xz")
@@ -304,7 +313,7 @@ def _add_captures(src: Path, dst: Path, stage: Path | None = None) -> int:
 
 
 def _remove_captures(src: Path, dst: Path, saved_fp: bytes | None) -> None:
-    for name in CAPTURES:
+    for name in _captures(src):
         (dst / f"{name}.gz").unlink(missing_ok=True)
         (dst / f"{name}.xz").unlink(missing_ok=True)
     for f in sorted((dst / "iperf3").glob("*.json")) if (dst / "iperf3").is_dir() else []:
@@ -511,7 +520,7 @@ def _manifest(camp, df, runs, metas, captured, no_room, max_mb) -> dict:
             kernels.add(str(m["kernel"]))
         if m.get("backend"):
             backends.add(str(m["backend"]))
-    wanted = set(runs["cc"].dropna()) | set(runs["cc2"].dropna())
+    wanted = set(runs["cc"].dropna()) | (set(runs["cc2"].dropna()) if "cc2" in runs else set())
     skipped = runs[runs["status"] == "skipped"]
     reasons = Counter(str(x) for x in skipped["reason"])
     not_analysed = {r["run_id"]: r["reason"] for _, r in runs.iterrows()
