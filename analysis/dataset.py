@@ -379,12 +379,13 @@ def fingerprint(run_dir, buffers: dict | None = None) -> dict:
         else:
             e["sha256"] = _sha256(p)
         files[rel] = e
-    return {"version": DERIVED_VERSION, "files": files}
+    return {"version": fam.DERIVED_VERSION, "files": files}
 
 
 def _fingerprint_matches(run_dir: Path, stored: dict) -> tuple[bool, dict | None]:
     """(unchanged?, refreshed fingerprint when only sizes/mtimes moved, e.g. a capture was gzip'd)."""
-    if not isinstance(stored, dict) or stored.get("version") != DERIVED_VERSION:
+    version = _family(run_dir).DERIVED_VERSION   # each family's rows have their own definition version
+    if not isinstance(stored, dict) or stored.get("version") != version:
         return False, None
     old = stored.get("files") or {}
     paths = _family(run_dir).input_files(run_dir)
@@ -401,7 +402,7 @@ def _fingerprint_matches(run_dir: Path, stored: dict) -> tuple[bool, dict | None
             refreshed = True
         e["sha256"] = o.get("sha256")
         cur[rel] = e
-    return True, ({"version": DERIVED_VERSION, "files": cur} if refreshed else None)
+    return True, ({"version": version, "files": cur} if refreshed else None)
 
 
 def run_cache_dir(run_dir, derived_root=None) -> Path:

@@ -19,6 +19,9 @@ def evaluate(df: pd.DataFrame, *, alpha: float = 0.05, n_boot: int = 9999, seed:
         raise AnalysisError(f"alpha must be in (0, 1), got {alpha}")
     if int(n_boot) < 100:
         raise AnalysisError(f"n_boot must be >= 100, got {n_boot}")
+    fam = _family(df)
+    if fam != "000":
+        return _evaluate_family(df, fam, alpha=float(alpha), n_boot=int(n_boot), seed=int(seed))
     missing = [c for c in ("run_id", "flow", "experiment", "cc", "cc2") if c not in df.columns]
     if missing:
         raise AnalysisError(f"not a campaign dataset: missing columns {missing}")
@@ -44,3 +47,40 @@ def evaluate(df: pd.DataFrame, *, alpha: float = 0.05, n_boot: int = 9999, seed:
     if extra:
         out["note"] = [f"{n}; {extra}" if n else extra for n in out["note"]]
     return out
+
+
+def _family(df: pd.DataFrame) -> str:
+    """The study family of a campaign dataset: its ``family`` column (dual-path rows), else "000"."""
+    if "family" in df.columns and len(df):
+        fams = sorted(set(df["family"].dropna().astype(str)))
+        if len(fams) > 1:
+            raise AnalysisError(f"dataset mixes study families {fams}: score one campaign at a time")
+        if fams:
+            return fams[0]
+    if "family" in df.columns and "path" in df.columns:
+        runs = df.attrs.get("runs")
+        campaign = str(df.attrs.get("campaign_dir", ""))
+        for f in ("001", "003"):
+            if f in campaign:
+                return f
+        return "001" if runs is not None and "buffer_bytes" in runs and runs["buffer_bytes"].notna().any() else "003"
+    return "000"
+
+
+def _evaluate_family(df: pd.DataFrame, family: str, *, alpha: float, n_boot: int, seed: int) -> pd.DataFrame:
+    """Claims of study 001 or 003 (``analysis.claims.dualpath``) from ``data/reference/<family>/``."""
+    from analysis import reference
+    from analysis.claims import dualpath
+
+    directory = reference.REFERENCE_DIR / family
+    statements = reference.load_statements(directory)
+    runs = df.attrs.get("runs")
+    df = df.copy()
+    df.attrs = {}
+    ctx = core.Ctx(df=df, runs=runs, alpha=alpha, n_boot=n_boot, seed=seed)
+    rows = dualpath.claims(ctx, family, statements)
+    if (directory / "tiphon.csv").is_file():
+        rows += dualpath.tiphon_claims(ctx, family, pd.read_csv(directory / "tiphon.csv", dtype={"section": str}))
+    out = pd.DataFrame(rows, columns=[c for c in core.COLUMNS if c != "paper"])
+    out.insert(0, "paper", family)
+    return out[core.COLUMNS]

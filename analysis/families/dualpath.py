@@ -58,6 +58,7 @@ import pandas as pd
 from analysis import runmeta
 from analysis.errors import AnalysisError
 
+DERIVED_VERSION = 3   # of these rows' definition (the derived cache is rebuilt when it changes)
 DATA_PORT = 5201
 PATHS = (1, 2)
 CAPTURES = tuple(f"{side}-path{k}.pcap" for k in PATHS for side in ("client", "server"))

@@ -1,0 +1,386 @@
+"""Claims of studies 001 and 003 (``data/reference/<family>/statements.csv``, one check per statement), judged on
+dual-path rows (``analysis.families.dualpath``) with the verdict rules of ``analysis.claims.core``.
+
+What each paper quantity is measured as here (units: Mbit/s, ms, %):
+
+* throughput_mbps: iperf3 receiver goodput of the connection (``throughput_mbps``); min_interval_throughput_mbps:
+  its smallest 1-s interval (``min_interval_mbps``).
+* delay_ms (001): mean one-way delay of the connection's data segments on both paths (``conn_owd_mean_ms``); the
+  paper's ns-3 "delay" is a per-packet delay, its exact definition is not printed.
+* latency_ms (003): ping RTT over path 1 during the flow (``ping_rtt_mean_ms``; the paper pings, its target path
+  is not printed; path 1 carries TCP's flow and MPTCP's initial subflow). jitter_ms: study 003's
+  Σ|D_i − D_{i+1}|/(n − 1) over path 1's one-way data delays (``jitter_ms``); packet_loss_pct: path 1's data
+  segments lost in the path (``loss_pct``). The "during flood" variants use the flood window's values.
+* *_gap_mptcp_minus_max_single / *_minus_min_single: MPTCP minus the better single-path mode (by mean) at each
+  buffer level, Welch interval; *_large_minus_small_buffer: largest minus smallest buffer, per mode;
+  *_minus_max/min_of_other_table2_scenarios: the scenario minus the best other Table 2 scenario.
+
+Tolerances for "approx" (the papers give none): throughput ±10 % of the paper's value, delays ±20 %, jitter
+±0.25 ms, loss ±2 percentage points.
+
+Where a statement is about MPTCP's redundant scheduler and the kernel lacks it, its check is "not run" with the
+SKIPPED reason, and a second row ``<id>/default`` judges the same statement on the default scheduler's runs
+(labelled as a substitute). Absolute values of study 001 depend on its LTE/WiFi link models, which the paper does
+not print (ours: testbed/families/001/topology.json): those verdicts are "inconclusive" with what the interval
+showed in the note.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from analysis.claims import core
+
+# quantity -> (column, path or None for a connection-level column)
+QUANTITY = {
+    "throughput_mbps": ("throughput_mbps", None),
+    "min_interval_throughput_mbps": ("min_interval_mbps", None),
+    "delay_ms": ("conn_owd_mean_ms", None),
+    "latency_ms": ("ping_rtt_mean_ms", 1),
+    "jitter_ms": ("jitter_ms", 1),
+    "packet_loss_pct": ("loss_pct", 1),
+    "latency_ms_during_flood": ("flood_ping_rtt_mean_ms", 1),
+    "jitter_ms_during_flood": ("flood_jitter_ms", 1),
+    "packet_loss_pct_during_flood": ("flood_path_loss_pct", 1),
+}
+IGNORED_CONDITIONS = ("udp_flood_start_s", "udp_flood_end_s")   # a scaled profile shortens the flood's timeline
+BUFFER_KEY = {"001": "buffer_bytes", "003": "queue_pkts"}
+SINGLE_MODES = {"001": ("tcp_lte", "tcp_wifi"), "003": ("tcp_path1",)}
+MPTCP_SUBSTITUTE = "default"
+
+
+def tolerance(quantity: str, value: float) -> float:
+    """Half-width of the band around an "approx" value (the papers print none)."""
+    q = quantity.replace("_during_flood", "")
+    if q.startswith(("throughput", "min_interval")):
+        return max(0.1 * abs(value), 0.1)
+    if q in ("delay_ms", "latency_ms"):
+        return max(0.2 * abs(value), 1.0)
+    if q == "jitter_ms":
+        return 0.25
+    if q == "packet_loss_pct":
+        return 2.0
+    return 0.1 * abs(value)
+
+
+def parse_condition(text) -> dict:
+    """``name=value;name=lo-hi;name=a,b`` -> {name: value | (lo, hi) | [a, b]} (numbers as floats)."""
+    out = {}
+    if not isinstance(text, str) or not text.strip():
+        return out
+    for part in text.split(";"):
+        if "=" not in part:
+            continue
+        k, v = (x.strip() for x in part.split("=", 1))
+        if "," in v:
+            out[k] = [_num_or_text(x) for x in v.split(",")]
+        elif "-" in v[1:] and all(_is_num(x) for x in v.split("-", 1)):
+            lo, hi = v.split("-", 1)
+            out[k] = (float(lo), float(hi))
+        else:
+            out[k] = _num_or_text(v)
+    return out
+
+
+def _is_num(x) -> bool:
+    try:
+        float(x)
+        return True
+    except ValueError:
+        return False
+
+
+def _num_or_text(x):
+    return float(x) if _is_num(x) else x
+
+
+class _Data:
+    """Per-run values of one campaign's dual-path rows."""
+
+    def __init__(self, ctx: core.Ctx, family: str):
+        self.ctx, self.family = ctx, family
+        self.df = ctx.df
+        self.buffer = BUFFER_KEY[family]
+
+    def levels(self) -> list[float]:
+        return sorted(set(pd.to_numeric(self.df[self.buffer], errors="coerce").dropna()))
+
+    def select(self, mode, *, buffer=None, scheduler=None, experiment=None, flood=None) -> pd.DataFrame:
+        d = self.df
+        m = d["mode"] == mode
+        if buffer is not None:
+            m &= np.isclose(pd.to_numeric(d[self.buffer], errors="coerce"), float(buffer))
+        if mode == "mptcp" and scheduler is not None:
+            m &= d["mptcp_scheduler"] == scheduler
+        if experiment is not None:
+            m &= d["experiment"] == experiment
+        if flood is not None:
+            m &= np.isclose(pd.to_numeric(d["udp_flood_mbps"], errors="coerce"), float(flood))
+        return d[m]
+
+    def sample(self, sel: pd.DataFrame, quantity: str) -> np.ndarray:
+        col, path = QUANTITY[quantity]
+        if path is not None:
+            sel = sel[sel["path"] == path]
+        return core.sample(sel, col)
+
+
+def _schedulers(cond: dict, data: _Data) -> list[tuple[str, str]]:
+    """[(scheduler to use, claim-id suffix)]: the statement's own; for a scheduler without runs here, also the
+    default scheduler as a labelled substitute."""
+    want = cond.get("mptcp_scheduler")
+    if want in (None, MPTCP_SUBSTITUTE):
+        return [(MPTCP_SUBSTITUTE, "")]
+    return [(want, ""), (MPTCP_SUBSTITUTE, f"/{MPTCP_SUBSTITUTE}")]
+
+
+def _modes(st, cond) -> list[str]:
+    m = cond.get("mode")
+    if isinstance(m, list):
+        return [str(x) for x in m]
+    if m is not None:
+        return [str(m)]
+    return []
+
+
+def _not_run(ctx, data: _Data, mode, scheduler, what) -> str:
+    runs = ctx.runs
+    if runs is not None and len(runs) and "mptcp_scheduler" in runs:
+        r = runs[(runs["mode"] == mode) & (runs["mptcp_scheduler"].astype(str) == str(scheduler))] \
+            if mode == "mptcp" else runs[runs["mode"] == mode]
+        sk = r[r["status"] == "skipped"]
+        if len(sk):
+            return str(sk["reason"].iloc[0])
+    return f"no complete runs of {what} in this campaign"
+
+
+def _levels_in(cond_value, levels) -> list[float]:
+    if isinstance(cond_value, tuple):
+        return [lv for lv in levels if cond_value[0] <= lv <= cond_value[1]]
+    if cond_value == "large":
+        return levels[-1:]
+    if isinstance(cond_value, float):
+        return [cond_value]
+    return list(levels)
+
+
+def _paper_value(st) -> str:
+    rel, v, lo, hi = st.relation, st.value, st.low, st.high
+    if rel in ("between", "approx_between"):
+        return f"{lo:g}-{hi:g} {st.unit}"
+    return f"{rel} {v:g} {st.unit}" if rel != "approx" else f"about {v:g} {st.unit}"
+
+
+def _absolute(st, data: _Data, cond, sid_suffix, scheduler, notes) -> list[dict]:
+    ctx, fam = data.ctx, data.family
+    out = []
+    modes = _modes(st, cond) or ["mptcp"]
+    flood = cond.get("udp_flood_mbps")
+    levels = _levels_in(cond.get(data.buffer), data.levels())
+    for mode in modes:
+        cid = st.id + (f"-{mode}" if len(modes) > 1 else "") + sid_suffix
+        sel = pd.concat([data.select(mode, buffer=lv, scheduler=scheduler, experiment=st.experiment, flood=flood)
+                         for lv in levels]) if levels else data.df.iloc[0:0]
+        x = data.sample(sel, st.quantity)
+        reg = core.region(st.relation, st.value, st.low, st.high,
+                          tol=tolerance(st.quantity, st.value if math.isfinite(st.value) else 0.0))
+        stmt = f"{mode}{f' ({scheduler} scheduler)' if mode == 'mptcp' else ''}: {st.quantity} {_paper_value(st)}"
+        if x.size == 0:
+            out.append(core.row(cid, st.section, st.experiment, stmt, _paper_value(st), None, "one-sample t",
+                                "not run", _not_run(ctx, data, mode, scheduler,
+                                                    f"{mode}{f' ({scheduler} scheduler)' if mode == 'mptcp' else ''}"
+                                                    f" at {data.buffer}={', '.join(f'{lv:g}' for lv in levels)}")))
+            continue
+        e = core.one_sample(x, reg, ctx.alpha)
+        v, note = core.decide(e, reg)
+        extra = list(notes)
+        if fam == "001" and st.relation == "approx":
+            extra.insert(0, f"absolute value not comparable: the paper does not print its LTE/WiFi link models "
+                            f"(ours: testbed/families/001/topology.json); the interval alone says '{v}'")
+            v = "inconclusive"
+        out.append(core.row(cid, st.section, st.experiment, stmt, _paper_value(st), e, "one-sample t", v,
+                            "; ".join([n for n in [note] + extra if n])))
+    return out
+
+
+def _best_other(data: _Data, samples: dict, quantity: str, want_max: bool):
+    """The (label, sample) with the highest (or lowest) mean among ``samples`` that have data."""
+    have = {k: v for k, v in samples.items() if v.size}
+    if not have:
+        return None, np.zeros(0)
+    k = (max if want_max else min)(have, key=lambda k: float(np.mean(have[k])))
+    return k, have[k]
+
+
+def _gap_vs_single(st, data: _Data, cond, sid_suffix, scheduler, notes) -> list[dict]:
+    """MPTCP minus the best single-path mode at every buffer level of the statement's range."""
+    ctx = data.ctx
+    q = "throughput_mbps" if st.quantity.startswith("throughput") else "delay_ms"
+    want_max = q == "throughput_mbps"
+    levels = _levels_in(cond.get(data.buffer), data.levels())
+    reg = core.region(st.relation, st.value)
+
+    def est_at(lv):
+        x = data.sample(data.select("mptcp", buffer=lv, scheduler=scheduler, experiment=st.experiment), q)
+        singles = {m: data.sample(data.select(m, buffer=lv, experiment=st.experiment), q)
+                   for m in SINGLE_MODES[data.family]}
+        _, y = _best_other(data, singles, q, want_max)
+        if not x.size or not y.size:
+            return None
+        return core.two_sample(x, y, reg, ctx.alpha), reg
+
+    stmt = (f"MPTCP ({scheduler} scheduler) {'throughput above' if want_max else 'delay below'} the better "
+            f"single path, at every {data.buffer} level")
+    r = core.level_claim(ctx, claim_id=st.id + sid_suffix, section=st.section, experiment=st.experiment,
+                         statement=stmt, paper_value=_paper_value(st), test="Welch t", levels=levels,
+                         level_name=data.buffer, est_at=est_at, reason_ccs=[], what="MPTCP and single-path runs",
+                         notes=notes)
+    if r["verdict"] == "not run":
+        r["note"] = _not_run(ctx, data, "mptcp", scheduler, "MPTCP runs")
+    return [r]
+
+
+def _large_minus_small(st, data: _Data, cond, notes) -> list[dict]:
+    """Largest minus smallest buffer, for every mode that has both."""
+    ctx = data.ctx
+    q = "throughput_mbps" if st.quantity.startswith("throughput") else "delay_ms"
+    levels = data.levels()
+    reg = core.region(st.relation, st.value)
+    modes = list(SINGLE_MODES[data.family]) + ["mptcp"]
+
+    def est_at(i):
+        mode = modes[int(i)]
+        sched = MPTCP_SUBSTITUTE if mode == "mptcp" else None
+        x = data.sample(data.select(mode, buffer=levels[-1], scheduler=sched, experiment=st.experiment), q)
+        y = data.sample(data.select(mode, buffer=levels[0], scheduler=sched, experiment=st.experiment), q)
+        if len(levels) < 2 or not x.size or not y.size:
+            return None
+        return core.two_sample(x, y, reg, ctx.alpha), reg
+
+    stmt = (f"{q} with the largest {data.buffer} ({levels[-1]:g}) minus the smallest ({levels[0]:g}) "
+            f"{st.relation} 0, for every mode" if len(levels) >= 2 else f"{q}: large minus small buffer")
+    r = core.level_claim(ctx, claim_id=st.id, section=st.section, experiment=st.experiment, statement=stmt,
+                         paper_value=_paper_value(st), test="Welch t", levels=list(range(len(modes))),
+                         level_name="mode#", est_at=est_at, reason_ccs=[], what="runs at two buffer sizes",
+                         notes=list(notes) + ["modes: " + ", ".join(f"{i}={m}" for i, m in enumerate(modes))])
+    return [r]
+
+
+def _vs_other_scenarios(st, data: _Data, cond, notes) -> list[dict]:
+    """A Table 2 scenario minus the best of the other scenarios (003)."""
+    ctx = data.ctx
+    base_q = st.quantity.split("_minus_")[0]
+    want_max = st.relation == ">"
+    mode, buf = cond.get("mode"), cond.get(data.buffer)
+    scen = [(m, b) for m in ("tcp_path1", "mptcp") for b in data.levels()]
+    x = data.sample(data.select(mode, buffer=buf, experiment="scenario"), base_q)
+    others = {f"{m} {data.buffer}={b:g}": data.sample(data.select(m, buffer=b, experiment="scenario"), base_q)
+              for m, b in scen if not (m == mode and b == buf)}
+    lab, y = _best_other(data, others, base_q, want_max)
+    reg = core.region(st.relation, st.value)
+    stmt = f"{mode} {data.buffer}={buf:g}: {base_q} {'highest' if want_max else 'lowest'} of the scenarios"
+    if not x.size or not y.size:
+        return [core.row(st.id, st.section, st.experiment, stmt, _paper_value(st), None, "Welch t", "not run",
+                         "no complete runs of the scenarios")]
+    e = core.two_sample(x, y, reg, ctx.alpha)
+    v, note = core.decide(e, reg)
+    return [core.row(st.id, st.section, st.experiment, stmt, _paper_value(st), e, "Welch t", v,
+                     "; ".join(n for n in [note, f"against {lab}", e.detail] + list(notes) if n))]
+
+
+def _mptcp_minus_single(st, data: _Data, cond, notes) -> list[dict]:
+    ctx = data.ctx
+    buf = cond.get(data.buffer)
+    x = data.sample(data.select("mptcp", buffer=buf, experiment="scenario"), "throughput_mbps")
+    y = data.sample(data.select(SINGLE_MODES[data.family][0], buffer=buf, experiment="scenario"), "throughput_mbps")
+    reg = core.region(st.relation, st.value)
+    stmt = f"MPTCP throughput above single-path TCP ({data.buffer}={buf:g})"
+    if not x.size or not y.size:
+        return [core.row(st.id, st.section, st.experiment, stmt, _paper_value(st), None, "Welch t", "not run",
+                         "no complete runs of both modes")]
+    e = core.two_sample(x, y, reg, ctx.alpha)
+    v, note = core.decide(e, reg)
+    return [core.row(st.id, st.section, st.experiment, stmt, _paper_value(st), e, "Welch t", v,
+                     "; ".join(n for n in [note, e.detail] + list(notes) if n))]
+
+
+def claims(ctx: core.Ctx, family: str, statements: pd.DataFrame) -> list[dict]:
+    """One row per statement of ``family`` (and per substitute scheduler), columns ``core.COLUMNS`` minus paper."""
+    data = _Data(ctx, family)
+    out = []
+    for st in statements.itertuples(index=False):
+        cond = parse_condition(st.condition)
+        notes = []
+        if any(k in cond for k in IGNORED_CONDITIONS):
+            notes.append("flood timeline as recorded (a scaled profile shortens the paper's minutes 5-10)")
+        q = st.quantity
+        if "gap_mptcp_minus_max_single" in q or "gap_mptcp_minus_min_single" in q:
+            for sched, suffix in _schedulers(cond, data):
+                rows = _gap_vs_single(st, data, cond, suffix, sched, notes)
+                if suffix:
+                    for r in rows:
+                        r["note"] = f"substitute: the default scheduler's runs; {r['note']}"
+                out.extend(rows)
+        elif "large_minus_small_buffer" in q:
+            out.extend(_large_minus_small(st, data, cond, notes))
+        elif "_minus_" in q and "other_table2_scenarios" in q:
+            out.extend(_vs_other_scenarios(st, data, cond, notes))
+        elif q == "throughput_gap_mptcp_minus_single_path_mbps":
+            out.extend(_mptcp_minus_single(st, data, cond, notes))
+        elif q in QUANTITY:
+            scheds = _schedulers(cond, data) if "mptcp" in _modes(st, cond) else [(None, "")]
+            for sched, suffix in scheds:
+                rows = _absolute(st, data, cond, suffix, sched, notes)
+                if suffix:
+                    for r in rows:
+                        r["note"] = f"substitute: the default scheduler's runs; {r['note']}"
+                out.extend(rows)
+        else:
+            out.append(core.row(st.id, st.section, st.experiment, f"{q} {_paper_value(st)}", _paper_value(st),
+                                None, "", "not run", f"no measurement defined for quantity {q!r}"))
+    return out
+
+
+def tiphon_claims(ctx: core.Ctx, family: str, tiphon: pd.DataFrame) -> list[dict]:
+    """The TIPHON classes a paper assigns (``tiphon.csv`` rows of kind "assignment"): for each metric named, the
+    class's range under ``analysis.metrics.tiphon``'s thresholds as the target region of our mean's interval."""
+    from analysis.metrics import tiphon as tp
+
+    data = _Data(ctx, family)
+    bounds = {"latency": tp.DELAY_MS, "jitter": tp.JITTER_MS, "packet_loss": tp.LOSS_PCT}
+    out = []
+    for t in tiphon.itertuples(index=False):
+        if t.kind != "assignment":
+            continue
+        cond = parse_condition(t.condition)
+        idx = {v: k for k, v in tp.CATEGORIES.items()}.get(str(t[6]))      # column "class"
+        for metric in str(t.metric).split(";"):
+            kind = next((k for k in bounds if metric.startswith(k)), None)
+            cid = f"{t.id}-{metric.split('_')[0]}"
+            stmt = f"TIPHON class of {metric}: {t[6]}"
+            if kind is None or idx is None or metric not in QUANTITY:
+                out.append(core.row(cid, t.section, t.experiment, stmt, t[6], None, "", "not run",
+                                    f"no TIPHON thresholds for {metric!r}"))
+                continue
+            b = bounds[kind]
+            lo = -math.inf if idx == 4 else b[3 - idx]     # class k spans (bound of k+1, bound of k]
+            hi = b[4 - idx] if idx > 1 else math.inf
+            reg = (0.0 if idx == 4 else lo, hi, idx != 4, False)
+            sel = data.select(cond.get("mode", "mptcp"), buffer=cond.get(data.buffer), scheduler=MPTCP_SUBSTITUTE,
+                              experiment=t.experiment, flood=cond.get("udp_flood_mbps"))
+            x = data.sample(sel, metric)
+            if not x.size:
+                out.append(core.row(cid, t.section, t.experiment, stmt, t[6], None, "one-sample t", "not run",
+                                    "no complete runs of this configuration"))
+                continue
+            e = core.one_sample(x, reg, ctx.alpha)
+            v, note = core.decide(e, reg)
+            extra = f"class range {reg[0]:g}-{reg[1]:g} (analysis.metrics.tiphon)"
+            if kind == "jitter" and idx == 4:
+                extra += ("; that table's 'Sangat Bagus' jitter is exactly 0 ms, so no measured jitter is in it "
+                          "(the paper's own 1.56 ms would be 'Bagus')")
+            out.append(core.row(cid, t.section, t.experiment, stmt, t[6], e, "one-sample t", v,
+                                "; ".join(n for n in [note, extra] if n)))
+    return out

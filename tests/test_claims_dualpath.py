@@ -1,0 +1,83 @@
+"""Claims of studies 001 and 003 (analysis.claims.dualpath) on datasets whose answers are known by construction:
+per-(run, path) rows as analysis.families.dualpath gives them, three repetitions per configuration."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.claims.registry import evaluate
+from analysis.families import dualpath as dp
+
+
+def _rows(family, specs):
+    """specs: (experiment, mode, buffer, flood, {column: [value per rep]}) -> dual-path rows (2 paths per run)."""
+    rows, runs = [], []
+    key = "buffer_bytes" if family == "001" else "queue_pkts"
+    for exp, mode, buf, flood, cols in specs:
+        reps = len(next(iter(cols.values())))
+        for rep in range(1, reps + 1):
+            rid = f"{exp}__{mode}__{buf}__{flood}__rep{rep:02d}"
+            for path in (1, 2):
+                r = dict.fromkeys(dp.COLUMNS, np.nan)
+                r.update({"run_id": rid, "family": family, "experiment": exp, "mode": mode, "rep": rep,
+                          "transport": "mptcp" if mode == "mptcp" else "tcp", key: buf, "path": path,
+                          "mptcp_scheduler": "default" if mode == "mptcp" else None,
+                          "udp_flood_mbps": flood})
+                for c, vals in cols.items():
+                    r[c] = vals[rep - 1]
+                rows.append(r)
+            runs.append({"run_id": rid, "status": "complete", "reason": "", "experiment": exp, "mode": mode,
+                         "mptcp_scheduler": "default" if mode == "mptcp" else None, key: buf, "rep": rep})
+    df = dp.typed(pd.DataFrame(rows, columns=dp.COLUMNS))
+    df.attrs["runs"] = pd.DataFrame(runs)
+    return df
+
+
+def test_003_claims_known_verdicts():
+    tp = {"throughput_mbps": [9.55, 9.57, 9.60], "ping_rtt_mean_ms": [16.0, 16.5, 17.0],
+          "jitter_ms": [1.10, 1.15, 1.20], "loss_pct": [0.2, 0.3, 0.25]}
+    mp = {"throughput_mbps": [11.4, 11.5, 11.45], "ping_rtt_mean_ms": [33.0, 32.5, 33.5],
+          "jitter_ms": [1.0, 1.05, 1.02], "loss_pct": [0.1, 0.1, 0.2], "min_interval_mbps": [0.0, 0.05, 0.02]}
+    fl = {"throughput_mbps": [4.0, 4.1, 4.2], "flood_ping_rtt_mean_ms": [60.0, 62.0, 61.0],
+          "flood_jitter_ms": [1.1, 1.2, 1.15], "flood_path_loss_pct": [50.0, 52.0, 51.0]}
+    df = _rows("003", [("scenario", "tcp_path1", 50, None, tp), ("scenario", "tcp_path1", 1000, None, tp),
+                       ("scenario", "mptcp", 50, None, mp), ("scenario", "mptcp", 1000, None, mp),
+                       ("resilience", "mptcp", 50, 80, fl)])
+    res = evaluate(df, n_boot=200).set_index("claim_id")
+    assert set(res["paper"]) == {"003"}
+    assert res.loc["003-S07", "verdict"] == "reproduced"           # TCP + queue 50: about 9.57 Mbit/s
+    assert res.loc["003-S03", "verdict"] == "not reproduced"       # TCP baseline 12.98 Mbit/s > a 10 Mbit/s path
+    assert res.loc["003-S08", "verdict"] == "reproduced"           # MPTCP + queue 50: about 11.48 Mbit/s
+    assert res.loc["003-S19", "verdict"] == "reproduced"           # MPTCP above single-path TCP at queue 50
+    assert res.loc["003-S14", "verdict"] == "not reproduced"       # flood loss ~51 % vs the paper's 34.1 %
+    assert res.loc["003-T01-latency", "verdict"] == "reproduced"   # 61 ms < 150 ms: Sangat Bagus
+    assert res.loc["003-T01-jitter", "verdict"] == "not reproduced"
+    assert (res["verdict"] != "not run").all(), res[res["verdict"] == "not run"]
+
+
+def test_001_redundant_scheduler_not_run_with_reason_and_default_substitute():
+    specs = []
+    for buf in (25000, 50000, 75000, 116736):
+        specs += [("buffer_sweep", "tcp_lte", buf, None, {"throughput_mbps": [5.6, 5.7, 5.65],
+                                                          "conn_owd_mean_ms": [80.0, 82.0, 81.0]}),
+                  ("buffer_sweep", "tcp_wifi", buf, None, {"throughput_mbps": [3.8, 3.82, 3.81],
+                                                           "conn_owd_mean_ms": [90.0, 91.0, 92.0]}),
+                  ("buffer_sweep", "mptcp", buf, None, {"throughput_mbps": [9.3, 9.35, 9.32],
+                                                        "conn_owd_mean_ms": [120.0, 121.0, 119.0]})]
+    df = _rows("001", specs)
+    runs = df.attrs["runs"]
+    skipped = pd.DataFrame([{"run_id": "buffer_sweep__mptcp-redundant__b50000B__rep01", "status": "skipped",
+                             "reason": "mptcp scheduler redundant: not available on this kernel (available: default) "
+                                       "— skipped", "experiment": "buffer_sweep", "mode": "mptcp",
+                             "mptcp_scheduler": "redundant", "buffer_bytes": 50000, "rep": 1}])
+    df.attrs["runs"] = pd.concat([runs, skipped], ignore_index=True)
+    res = evaluate(df, n_boot=200).set_index("claim_id")
+    assert set(res["paper"]) == {"001"}
+    assert res.loc["001-S04", "verdict"] == "not run"
+    assert res.loc["001-S04", "note"].startswith("mptcp scheduler redundant: not available")
+    assert res.loc["001-S04/default", "verdict"] == "reproduced"      # MPTCP above the better path at every buffer
+    assert res.loc["001-S10/default", "verdict"] == "not reproduced"  # MPTCP's delay is not below the better path
+    assert res.loc["001-S01", "verdict"] == "inconclusive"            # absolute value: link models not printed
+    assert "not comparable" in res.loc["001-S01", "note"]
+    notrun = res[res["verdict"] == "not run"]
+    assert all(n for n in notrun["note"]), "every 'not run' states its reason"
