@@ -6,6 +6,10 @@ figures to ``OUT/figures/*.png`` and tables to ``OUT/tables/*.csv``. ``OUT/index
 ``OUT/reproduce.json`` records per-notebook status and seconds. One failing notebook does not stop the others; the
 exit status is 1 if any failed.
 
+A notebook of another study family (metadata ``mpcc.family``, e.g. "001") runs on ``--data`` when that campaign is
+of its family, else on its own bundled campaign (metadata ``mpcc.default_data``, e.g. data/study001): `make
+reproduce` on data/sample (study 000) also reproduces studies 001 and 003 from their bundles.
+
 ``--inplace`` re-executes the committed notebooks in ``notebooks/`` themselves, unparameterised (they default to
 ``../data/sample``), so their stored outputs match what nbval re-computes in CI.
 
@@ -84,6 +88,24 @@ def _select(nb_dir: Path, only) -> list[Path]:
     if only:
         notebooks = [p for p in notebooks if any(fnmatch.fnmatch(p.name, g) for g in only)]
     return notebooks
+
+
+def _family_data(nb_path: Path, data: Path, data_family: str) -> tuple[Path, str]:
+    """(campaign directory, family) a notebook runs on: ``data`` when the notebook is of ``data``'s family (or
+    declares none), else the notebook's own default bundle (metadata mpcc.default_data, relative to the repo)."""
+    import nbformat
+
+    meta = (nbformat.read(str(nb_path), as_version=4).metadata.get("mpcc") or {})
+    fam = str(meta.get("family", "000"))
+    if fam == data_family or not meta.get("default_data"):
+        return data, fam
+    return (nb_path.resolve().parent.parent / meta["default_data"]).resolve(), fam
+
+
+def _first_family(data: Path) -> str:
+    from analysis.families import family_of_run
+    dirs = sorted(p for p in (data / "runs").iterdir() if p.is_dir() and not p.name.startswith("."))
+    return family_of_run(dirs[0]) if dirs else "000"
 
 
 def _export_html(nb_path: Path, html_path: Path) -> None:
@@ -187,12 +209,17 @@ def run(args) -> int:
     params = {"campaign_dir": str(data), "output_dir": str(out), "alpha": float(args.alpha), "n_boot": int(args.n_boot),
               "derived_dir": str(Path(args.derived_dir).resolve()) if args.derived_dir else None}
     results = []
+    data_family = _first_family(data)
     for nb in bar(notebooks):
         t0 = time.monotonic()
         target = out / nb.name
         err = ""
+        nb_data, nb_family = _family_data(nb, data, data_family)
+        nb_params = {**params, "campaign_dir": str(nb_data)}
         try:
-            pm.execute_notebook(str(nb), str(target), parameters=params, progress_bar=False, cwd=str(nb.parent),
+            if not (nb_data / "runs").is_dir():
+                raise UserError(f"study {nb_family}: no campaign at {nb_data} (bundle one with mpcc bundle)")
+            pm.execute_notebook(str(nb), str(target), parameters=nb_params, progress_bar=False, cwd=str(nb.parent),
                                 kernel_name="python3", execution_timeout=args.timeout, config=_kernel_config())
         except Exception as exc:  # noqa: BLE001 - one failure must not hide the others
             err = ""
@@ -203,7 +230,8 @@ def run(args) -> int:
                     err = ""
             err = err or _first_line(exc)
         rec = {"notebook": nb.name, "status": "failed" if err else "ok", "seconds": time.monotonic() - t0,
-               "error": err, "ipynb": nb.name if target.is_file() else ""}
+               "error": err, "ipynb": nb.name if target.is_file() else "", "family": nb_family,
+               "campaign_dir": str(nb_data)}
         if not args.no_html and target.is_file():
             try:
                 _export_html(target, out / f"{nb.stem}.html")
