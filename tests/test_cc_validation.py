@@ -247,3 +247,20 @@ def test_last_sample_ratio_ignores_an_earlier_peak():
     assert len(ev) == 1
     assert ev["cwnd_before_pkts"].iloc[0] == 117 and ev["ratio"].iloc[0] == pytest.approx(87 / 117)
     assert ev["cwnd_last_pkts"].iloc[0] == 110 and ev["ratio_last"].iloc[0] == pytest.approx(87 / 110)
+
+
+def test_growth_after_recovery_known_answer():
+    """Two loss episodes: the first recovers to cwnd 20 (Wmax 30) and one RTT (30 ms) later has 26 packets; the
+    second has no sample one RTT after its recovery and does not count (analysis.metrics.cwnd_growth)."""
+    from analysis.metrics.cwnd_growth import growth_after_recovery
+    import pandas as pd
+    ts = [0.00, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.10]
+    cw = [28.0, 30.0, 25.0, 20.0, 22.0, 24.0, 26.0, 26.0, 27.0, 18.0, 27.0]
+    th = [None, None, 20.0, 20.0, 20.0, 20.0, 20.0, 20.0, 20.0, 27.0, 27.0]
+    s = pd.DataFrame({"ts": ts, "cwnd_pkts": cw, "ssthresh_pkts": [float("nan") if x is None else x for x in th],
+                      "rtt_ms": [30.0] * 11})
+    g = growth_after_recovery(s)
+    assert len(g) == 1
+    r = g.iloc[0]
+    assert r["w_max_pkts"] == 30 and r["cwnd_start_pkts"] == 20 and r["ts"] == pytest.approx(0.03)
+    assert r["cwnd_after_rtt_pkts"] == 26 and r["growth_pkts_per_rtt"] == 6
