@@ -1,4 +1,5 @@
-"""`mpcc scorecard CAMPAIGN_DIR [--json]`: claim-by-claim reproduction verdicts of paper 000 on a campaign."""
+"""`mpcc scorecard CAMPAIGN_DIR [--json]`: claim-by-claim reproduction verdicts of a campaign's paper (000, or the
+campaign's study family: 001, 003)."""
 from __future__ import annotations
 
 import json
@@ -8,7 +9,8 @@ from pathlib import Path
 from mpcc.errors import UserError
 
 NAME = "scorecard"
-HELP = "claim-by-claim reproduction scorecard of paper 000 on a campaign directory (docs/claims.md)"
+HELP = "claim-by-claim reproduction scorecard of a campaign's paper (000, 001, 003) on a campaign directory (docs/claims.md)"
+PAPER_RUN_LENGTH = {"000": "100 s", "001": "45 s", "003": "900 s (scenarios: not stated)"}
 
 
 def add_arguments(parser):
@@ -78,15 +80,16 @@ def run(args) -> int:
     verdicts = {v: int((res["verdict"] == v).sum()) for v in VERDICTS}
     name = _campaign_name(d)
     durations = sorted({float(x) for x in df["duration_s"].dropna()}) if len(df) else []
+    paper = str(res["paper"].iloc[0]) if len(res) else "000"
     if args.json:
-        out = {"campaign": name, "campaign_dir": str(d), "alpha": args.alpha, "runs": counts,
+        out = {"paper": paper, "campaign": name, "campaign_dir": str(d), "alpha": args.alpha, "runs": counts,
                "duration_s": durations, "verdicts": verdicts,
                "claims": [{k: _clean(v) for k, v in r.items()} for r in res.to_dict(orient="records")]}
         print(json.dumps(out, indent=1, allow_nan=False))
         return 0
-    print(f"# scorecard of paper 000 on campaign {name} ({d}): runs {counts['complete']} complete, "
+    print(f"# scorecard of paper {paper} on campaign {name} ({d}): runs {counts['complete']} complete, "
           f"{counts['skipped']} skipped, {counts['incomplete']} incomplete, {counts['analysis_failed']} unreadable; "
-          f"run length {', '.join(f'{x:g}' for x in durations) or '-'} s (paper: 100 s); alpha {args.alpha:g}")
+          f"run length {', '.join(f'{x:g}' for x in durations) or '-'} s (paper: {PAPER_RUN_LENGTH.get(paper, '?')}); alpha {args.alpha:g}")
     w = max(len(c) for c in res["claim_id"]) if len(res) else 10
     for r in res.itertuples():
         ci = f"[{_g(r.ci_low)}, {_g(r.ci_high)}]"
