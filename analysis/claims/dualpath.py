@@ -281,13 +281,17 @@ def _vs_other_scenarios(st, data: _Data, cond, notes) -> list[dict]:
     lab, y = _best_other(data, others, base_q, want_max)
     reg = core.region(st.relation, st.value)
     stmt = f"{mode} {data.buffer}={buf:g}: {base_q} {'highest' if want_max else 'lowest'} of the scenarios"
+    return [_welch_row(st, stmt, x, y, reg, ctx, notes, "no complete runs of the scenarios", before=[f"against {lab}"])]
+
+
+def _welch_row(st, stmt, x, y, reg, ctx, notes, missing, before=()) -> dict:
+    """A statement judged on the Welch difference mean(x) - mean(y); "not run" (``missing``) without both."""
     if not x.size or not y.size:
-        return [core.row(st.id, st.section, st.experiment, stmt, _paper_value(st), None, "Welch t", "not run",
-                         "no complete runs of the scenarios")]
+        return core.row(st.id, st.section, st.experiment, stmt, _paper_value(st), None, "Welch t", "not run", missing)
     e = core.two_sample(x, y, reg, ctx.alpha)
     v, note = core.decide(e, reg)
-    return [core.row(st.id, st.section, st.experiment, stmt, _paper_value(st), e, "Welch t", v,
-                     "; ".join(n for n in [note, f"against {lab}", e.detail] + list(notes) if n))]
+    return core.row(st.id, st.section, st.experiment, stmt, _paper_value(st), e, "Welch t", v,
+                    "; ".join(n for n in [note, *before, e.detail, *notes] if n))
 
 
 def _mptcp_minus_single(st, data: _Data, cond, notes) -> list[dict]:
@@ -297,13 +301,7 @@ def _mptcp_minus_single(st, data: _Data, cond, notes) -> list[dict]:
     y = data.sample(data.select(SINGLE_MODES[data.family][0], buffer=buf, experiment="scenario"), "throughput_mbps")
     reg = core.region(st.relation, st.value)
     stmt = f"MPTCP throughput above single-path TCP ({data.buffer}={buf:g})"
-    if not x.size or not y.size:
-        return [core.row(st.id, st.section, st.experiment, stmt, _paper_value(st), None, "Welch t", "not run",
-                         "no complete runs of both modes")]
-    e = core.two_sample(x, y, reg, ctx.alpha)
-    v, note = core.decide(e, reg)
-    return [core.row(st.id, st.section, st.experiment, stmt, _paper_value(st), e, "Welch t", v,
-                     "; ".join(n for n in [note, e.detail] + list(notes) if n))]
+    return [_welch_row(st, stmt, x, y, reg, ctx, list(notes), "no complete runs of both modes")]
 
 
 def claims(ctx: core.Ctx, family: str, statements: pd.DataFrame) -> list[dict]:

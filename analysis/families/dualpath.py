@@ -158,7 +158,10 @@ def ping_replies(path) -> tuple[np.ndarray, np.ndarray, int | None, int | None]:
 def ping_stats(path) -> dict:
     """RTT (ms) and loss (%) of a ``ping -D`` output file: mean, median and 95th percentile of the replies' times,
     loss = 100 (1 − received / transmitted) from ping's summary line (NaN without one)."""
-    _, r, tx, rx = ping_replies(path)
+    return _ping_summary(*ping_replies(path)[1:])
+
+
+def _ping_summary(r: np.ndarray, tx: int | None, rx: int | None) -> dict:
     return {"ping_rtt_mean_ms": float(r.mean()) if r.size else NAN,
             "ping_rtt_median_ms": float(np.median(r)) if r.size else NAN,
             "ping_rtt_p95_ms": float(np.percentile(r, 95)) if r.size else NAN,
@@ -200,7 +203,11 @@ def matched_transmissions(sent: pd.DataFrame, received: pd.DataFrame) -> pd.Data
 def one_way_delays(sent: pd.DataFrame, received: pd.DataFrame) -> tuple[np.ndarray, int, int]:
     """(one-way delays of the received transmissions in the receiver's arrival order, ms; segments sent; segments
     sent that the receiver never saw) — :func:`matched_transmissions`."""
-    m = matched_transmissions(sent, received)
+    return _delays_of(matched_transmissions(sent, received))
+
+
+def _delays_of(m: pd.DataFrame) -> tuple[np.ndarray, int, int]:
+    """(delays in arrival order, ms; sent; lost) of :func:`matched_transmissions` rows."""
     got = m.dropna(subset=["ts_rx"]).sort_values("ts_rx", kind="stable")
     owd = (got["ts_rx"].to_numpy() - got["ts_tx"].to_numpy()) * 1e3
     return owd, len(m), int(m["ts_rx"].isna().sum())
@@ -245,8 +252,8 @@ def _path_metrics(client: pd.DataFrame, server: pd.DataFrame, where: str) -> dic
         raise AnalysisError(f"{where}: the server capture has a data connection the client capture lacks")
     sent = _same_direction(client, f_srv)
     recv = _same_direction(server, f_srv)
-    out["_matched"] = matched_transmissions(sent, recv)
-    owd, n_sent, n_lost = one_way_delays(sent, recv)
+    m = out["_matched"] = matched_transmissions(sent, recv)
+    owd, n_sent, n_lost = _delays_of(m)
     out.update({
         "data_pkts": int((sent["payload_len"] > 0).sum()), "data_bytes": int(sent["payload_len"].sum()),
         "retransmissions": _retransmissions(f_cli.data) if f_cli.src == f_srv.src else NAN,
@@ -325,16 +332,15 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
     base["throughput_mbps"] = ip["goodput_mbps"]
     per = {}
     for k in PATHS:
-        caps = {}
-        for side in ("client", "server"):
-            cp = runmeta.capture_path(run_dir, f"{side}-path{k}.pcap")
+        paths = {side: runmeta.capture_path(run_dir, f"{side}-path{k}.pcap") for side in ("client", "server")}
+        for side, cp in paths.items():
             if cp is None:
                 raise AnalysisError(f"{run_dir.name}: missing capture {side}-path{k}.pcap")
-            caps[side] = runmeta.read_capture(cp, buffers.pop(cp, None))
         if p.get("transport") == "tcp" and _num(p.get("tcp_path")) != k:
             per[k] = {"_data": None}     # single-path TCP: the other path carries no data (at most iperf3's control)
-        else:
-            per[k] = _path_metrics(caps["client"], caps["server"], f"{run_dir.name} path {k}")
+            continue
+        caps = {side: runmeta.read_capture(cp, buffers.pop(cp, None)) for side, cp in paths.items()}
+        per[k] = _path_metrics(caps["client"], caps["server"], f"{run_dir.name} path {k}")
     datas = [m["_data"] for m in per.values() if m["_data"] is not None and (m["_data"]["payload_len"] > 0).any()]
     if not datas:
         raise AnalysisError(f"{run_dir.name}: no path carried the data connection (port {DATA_PORT})")
@@ -364,6 +370,12 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
     allo = np.concatenate(owds) if owds else np.zeros(0)
     base["conn_owd_mean_ms"] = float(allo.mean()) if allo.size else NAN
     base["min_interval_mbps"] = _min_interval_mbps(run_dir)
+    pings = {}
+    for k in PATHS:
+        pf = run_dir / "ping" / f"path{k}.txt"
+        pf = pf if pf.is_file() else pf.with_name(pf.name + ".xz")
+        if pf.is_file():
+            pings[k] = ping_replies(pf)
     rows = []
     for k, m in per.items():
         t = topo.get(str(k)) or {}
@@ -372,20 +384,16 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
                 w = window_delay_stats(m["_matched"], *flood_window)
                 m.update({"flood_owd_mean_ms": w["owd_mean_ms"], "flood_jitter_ms": w["jitter_ms"],
                           "flood_path_loss_pct": w["loss_pct"]})
-            pf = run_dir / "ping" / f"path{k}.txt"
-            pf = pf if pf.is_file() else pf.with_name(pf.name + ".xz")
-            if pf.is_file():
-                pts, prtt, _, _ = ping_replies(pf)
+            if k in pings:
+                pts, prtt, _, _ = pings[k]
                 sel = prtt[(pts >= flood_window[0]) & (pts <= flood_window[1])]
                 m["flood_ping_rtt_mean_ms"] = float(sel.mean()) if sel.size else NAN
         row = dict.fromkeys(COLUMNS, NAN)
         row.update(base)
         row.update(flood)
         row.update({key: v for key, v in m.items() if not key.startswith("_")})
-        ping = run_dir / "ping" / f"path{k}.txt"
-        ping = ping if ping.is_file() else ping.with_name(ping.name + ".xz")
-        if ping.is_file():
-            row.update(ping_stats(ping))
+        if k in pings:
+            row.update(_ping_summary(*pings[k][1:]))
         kind = None
         if m["_data"] is not None:
             kind = "tcp" if p.get("transport") != "mptcp" else kinds.get(m["_key"], "unknown")
