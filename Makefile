@@ -45,4 +45,4 @@ bench: install
 	$(VPY) bench/run_all.py
 
 lint:
-	shellcheck -x testbed/*.sh testbed/nodes/*.sh testbed/vagrant/*.sh testbed/cc/*.sh capture_tools/*.sh tools/*.sh
+	shellcheck -x testbed/*.sh testbed/lib/*.sh testbed/nodes/*.sh testbed/vagrant/*.sh testbed/cc/*.sh capture_tools/*.sh tools/*.sh

@@ -17,7 +17,6 @@
 #   features: JSON: netem, htb, MPTCP (enabled, schedulers), mptcpize, Open vSwitch, CCs, mechanisms used.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-SHIM="$HERE/delayshim/delayshim"
 NS_PREFIX="${MPCC_NS_PREFIX:-mpcc-}"
 STATE_ROOT="/run/mpcc-dualpath"
 RUNSTATE="$STATE_ROOT/${NS_PREFIX}"
@@ -25,48 +24,23 @@ RUNSTATE="$STATE_ROOT/${NS_PREFIX}"
 log() { echo "[$(date -u +%H:%M:%S)] dualpath: $*" >&2; }
 die() { echo "error: $*" >&2; exit 2; }
 usage() { sed -n '6,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-num() { [[ "$1" =~ ^[0-9]+([.][0-9]+)?$ ]]; }
-ns_of() { echo "${NS_PREFIX}$1"; }
+# shellcheck source=testbed/lib/nsbuild.sh
+source "$HERE/lib/nsbuild.sh"   # num, ns_of, load_topology, nodes_of, do_down, sysctl_all_ifs, build, delay shim
+SHIM="$NSB_SHIM"
 
-[[ "$NS_PREFIX" =~ ^[A-Za-z0-9_.-]{1,20}$ ]] || die "MPCC_NS_PREFIX must be 1-20 of [A-Za-z0-9_.-], got '$NS_PREFIX'"
+nsb_check_prefix
 
 # ---------------------------------------------------------------------------------------------------------------
 # Topology file: validated as a whole (one jq program; the first problem is the error) before anything is done.
 TOPO=""
 # shellcheck disable=SC2016  # a jq program: $names are jq variables
-VALIDATE_JQ='
-def ipv4: type == "string" and test("^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$");
-def cidr: type == "string" and (split("/") | (.[0] | ipv4) and (length == 1 or (length == 2 and (.[1] | test("^([0-9]|[12][0-9]|3[0-2])$")))));
-def intin(a; b): type == "number" and . == floor and . >= a and . <= b;
-def numin(a; b): type == "number" and . >= a and . <= b;
-def ifname: type == "string" and test("^[A-Za-z0-9_-]{1,15}$");
+VALIDATE_JQ="$NSB_JQ_DEFS"'
 . as $t
 | ($t.nodes // {}) as $nodes
-| ([$t.links[]? | (.a, .b) | {node, ifname}] ) as $ifs
-| def has_if($n; $i): any($ifs[]; .node == $n and .ifname == $i) or ($i == "lo");
+| veth_ifs($t; "links") as $ifs
+| def has_if($n; $i): if_in($ifs; $n; $i);
   [
-    (if ($t.nodes | type) != "object" or ($t.nodes | length) == 0 then "nodes must be a non-empty object" else empty end),
-    ($nodes | to_entries[] | select((.key | test("^[a-z][a-z0-9_]{0,15}$")) | not) | "node name \(.key | tojson) must match [a-z][a-z0-9_]{0,15}"),
-    ($nodes | to_entries[] | select(.value.role != "host" and .value.role != "switch") | "node \(.key): role must be host or switch"),
-    (if ($t.links | type) != "array" or ($t.links | length) == 0 then "links must be a non-empty list" else empty end),
-    ($t.links[]? | . as $l | (.a, .b) | select(($nodes[.node?] // null) == null) | "link \($l.name // "?"): unknown node \(.node | tojson)"),
-    ($t.links[]? | . as $l | (.a, .b) | select((.ifname | ifname) | not) | "link \($l.name // "?"): ifname must be 1-15 of [A-Za-z0-9_-]"),
-    ($t.links[]? | . as $l | (.a, .b) | select((.addr | ipv4) | not) | "link \($l.name // "?"): bad IPv4 address \(.addr | tojson)"),
-    ($t.links[]? | select((.prefix | intin(1; 32)) | not) | "link \(.name // "?"): prefix must be an integer 1..32"),
-    ($ifs | group_by([.node, .ifname])[] | select(length > 1) | "interface \(.[0].ifname) defined twice on \(.[0].node)"),
-    ($t.addresses[]? | select(($nodes[.node] // null) == null or ((.addr | ipv4) | not) or ((.prefix | intin(1; 32)) | not) or (has_if(.node; .dev) | not))
-        | "addresses: bad entry \(tojson)"),
-    ($t.routes // {} | to_entries[] | . as $e | if ($nodes[$e.key] // null) == null then "routes: unknown node \($e.key)" else
-        ($e.value[] | select(((.dst == "default") or (.dst | cidr)) and (.via | ipv4) and ((.table // 254) | intin(1; 254))
-                             and ((.dev // null) == null or has_if($e.key; .dev)) | not) | "routes of \($e.key): bad route \(tojson)") end),
-    ($t.rules // {} | to_entries[] | . as $e | if ($nodes[$e.key] // null) == null then "rules: unknown node \($e.key)" else
-        ($e.value[] | select((.from | cidr) and (.table | intin(1; 252)) and ((.priority // 1000) | intin(1; 32765)) | not)
-         | "rules of \($e.key): bad rule \(tojson)") end),
-    ($t.mptcp // {} | to_entries[] | . as $e | if ($nodes[$e.key] // null) == null then "mptcp: unknown node \($e.key)" else
-        (($e.value.limits // {}) | to_entries[] | select(((.key == "subflow" or .key == "add_addr_accepted") and (.value | intin(0; 8))) | not)
-         | "mptcp limits of \($e.key): bad \(.key)"),
-        ($e.value.endpoints[]? | select((.addr | ipv4) and has_if($e.key; .dev) and (.flags | test("^(subflow|signal|backup|fullmesh)( (subflow|signal|backup|fullmesh))*$")) | not)
-         | "mptcp endpoints of \($e.key): bad endpoint \(tojson)") end),
+    common_errors("links"; "link"; ["host", "switch"]),
     (if (($t.service.addr // null) | ipv4) and ($nodes[$t.service.node // ""] // null) != null then empty else "service must name a node and an IPv4 addr" end),
     (if ($nodes[$t.client // ""].role // null) == "host" then empty else "client must name a host node" end),
     (if (($t.paths // {}) | keys) == ["1", "2"] then empty else "paths must define exactly \"1\" and \"2\"" end),
@@ -85,16 +59,6 @@ def ifname: type == "string" and test("^[A-Za-z0-9_-]{1,15}$");
          then "path \($p.key): bad buffer size"
          else empty end))
   ] | .[0] // empty'
-
-load_topology() { # FILE
-    local f=$1 err
-    [[ -f "$f" && -r "$f" ]] || die "topology file not found: $f"
-    jq -e . "$f" >/dev/null 2>&1 || die "$f: not valid JSON"
-    err=$(jq -r "$VALIDATE_JQ" "$f" 2>&1) || die "$f: cannot validate ($(head -1 <<<"$err"))"
-    [[ -z "$err" ]] || die "$f: $err"
-    TOPO=$(cd "$(dirname "$f")" && pwd)/$(basename "$f")
-}
-nodes_of() { jq -r '.nodes | keys_unsorted[]' "$TOPO"; }
 
 # global options common to every command: --family NNN | --topology FILE
 parse_where() { # sets TOPO (may stay empty for down) and REST (remaining args)
@@ -116,80 +80,6 @@ parse_where() { # sets TOPO (may stay empty for down) and REST (remaining args)
     fi
     if [[ -n "$file" ]]; then load_topology "$file"; fi
     return 0
-}
-
-# ---------------------------------------------------------------------------------------------------------------
-do_down() {
-    local n ns p sw nodes=()
-    if [[ -n "$TOPO" ]]; then mapfile -t nodes < <(nodes_of); fi
-    if [[ -f "$RUNSTATE/nodes" ]]; then
-        while read -r n; do [[ " ${nodes[*]} " == *" $n "* ]] || nodes+=("$n"); done < "$RUNSTATE/nodes"
-    fi
-    for sw in "$RUNSTATE"/shim-*.pid; do
-        [[ -f "$sw" ]] || continue
-        kill "$(cat "$sw")" 2>/dev/null || true
-        rm -f "$sw"
-    done
-    for n in "${nodes[@]}"; do
-        ns=$(ns_of "$n")
-        if ip netns list | awk '{print $1}' | grep -qx "$ns"; then
-            for p in $(ip netns pids "$ns" 2>/dev/null); do kill "$p" 2>/dev/null || true; done
-            ip netns del "$ns" 2>/dev/null || true
-        fi
-    done
-    rm -rf "$RUNSTATE"
-    log "down: removed namespaces of prefix $NS_PREFIX (${nodes[*]:-none known})"
-}
-
-sysctl_all_ifs() { # NS KEY VALUE: net.ipv4.conf.{all,default,<each if>}.KEY = VALUE
-    # shellcheck disable=SC2016  # $f expands in the namespace's shell
-    ip netns exec "$1" sh -c 'for f in /proc/sys/net/ipv4/conf/*/'"$2"'; do echo '"$3"' > "$f"; done'
-}
-
-build() {
-    local n an ai aa bn bi ba pfx dev addr table via dst from prio flags
-    mkdir -p "$RUNSTATE"
-    nodes_of > "$RUNSTATE/nodes"
-    while read -r n; do
-        ip netns add "$(ns_of "$n")"
-        ip -n "$(ns_of "$n")" link set lo up
-    done < <(nodes_of)
-    while IFS=$'\t' read -r an ai aa bn bi ba pfx; do
-        ip link add "$ai" netns "$(ns_of "$an")" type veth peer name "$bi" netns "$(ns_of "$bn")"
-        ip -n "$(ns_of "$an")" addr add "$aa/$pfx" dev "$ai"
-        ip -n "$(ns_of "$bn")" addr add "$ba/$pfx" dev "$bi"
-        # offloads off on every veth so that the captures show real segments
-        ip netns exec "$(ns_of "$an")" ethtool -K "$ai" tso off gso off gro off >/dev/null 2>&1 || true
-        ip netns exec "$(ns_of "$bn")" ethtool -K "$bi" tso off gso off gro off >/dev/null 2>&1 || true
-        ip -n "$(ns_of "$an")" link set "$ai" up
-        ip -n "$(ns_of "$bn")" link set "$bi" up
-    done < <(jq -r '.links[] | [.a.node, .a.ifname, .a.addr, .b.node, .b.ifname, .b.addr, .prefix] | @tsv' "$TOPO")
-    while IFS=$'\t' read -r n dev addr pfx; do
-        ip -n "$(ns_of "$n")" addr add "$addr/$pfx" dev "$dev"
-    done < <(jq -r '.addresses[]? | [.node, .dev, .addr, .prefix] | @tsv' "$TOPO")
-    # every node: asymmetric routes are legitimate here (per-path source routing), so no reverse-path filter
-    while read -r n; do sysctl_all_ifs "$(ns_of "$n")" rp_filter 0; done < <(nodes_of)
-    while read -r n; do
-        if [[ "$(jq -r --arg n "$n" '.nodes[$n].role' "$TOPO")" == host ]]; then
-            ip netns exec "$(ns_of "$n")" bash "$HERE/nodes/host.sh" >/dev/null
-        fi
-    done < <(nodes_of)
-    while IFS=$'\t' read -r n dst via table dev; do
-        local extra=()
-        [[ -n "$dev" ]] && extra=(dev "$dev")
-        ip -n "$(ns_of "$n")" route replace "$dst" via "$via" "${extra[@]}" table "$table"
-    done < <(jq -r '.routes // {} | to_entries[] | .key as $n | .value[] | [$n, .dst, .via, (.table // 254), (.dev // "")] | @tsv' "$TOPO")
-    while IFS=$'\t' read -r n from table prio; do
-        ip -n "$(ns_of "$n")" rule add from "$from" lookup "$table" priority "$prio"
-    done < <(jq -r '.rules // {} | to_entries[] | .key as $n | .value[] | [$n, .from, .table, (.priority // 1000)] | @tsv' "$TOPO")
-    # MPTCP: limits and endpoints per node (kernel path manager; harmless for plain TCP sockets)
-    while IFS=$'\t' read -r n sub acc; do
-        ip -n "$(ns_of "$n")" mptcp limits set subflow "$sub" add_addr_accepted "$acc"
-    done < <(jq -r '.mptcp // {} | to_entries[] | [.key, (.value.limits.subflow // 2), (.value.limits.add_addr_accepted // 2)] | @tsv' "$TOPO")
-    while IFS=$'\t' read -r n addr dev flags; do
-        # shellcheck disable=SC2086  # flags is a space-separated list of endpoint flags (validated)
-        ip -n "$(ns_of "$n")" mptcp endpoint add "$addr" dev "$dev" $flags
-    done < <(jq -r '.mptcp // {} | to_entries[] | .key as $n | .value.endpoints[]? | [$n, .addr, .dev, .flags] | @tsv' "$TOPO")
 }
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -236,14 +126,7 @@ parse_path_args() {
 }
 
 delay_mechanism() { # netem where the kernel has it (tested in the first switch's namespace), else the NFQUEUE shim
-    local sw
-    sw=$(jq -r '.paths["1"].switch' "$TOPO")
-    if ip netns exec "$(ns_of "$sw")" tc qdisc replace dev lo root netem delay 1ms >/dev/null 2>&1; then
-        ip netns exec "$(ns_of "$sw")" tc qdisc del dev lo root >/dev/null 2>&1 || true
-        echo netem
-    else
-        echo shim
-    fi
+    delay_mechanism_in "$(ns_of "$(jq -r '.paths["1"].switch' "$TOPO")")"
 }
 
 do_up() {
@@ -262,9 +145,7 @@ do_up() {
     mkdir -p "$RUNSTATE"
     local mech k ifs
     mech=$(delay_mechanism)
-    if [[ $mech == shim && ! -x "$SHIM" ]]; then
-        make -s -C "$HERE/delayshim" >&2 || die "cannot build the delay shim (need gcc + libnetfilter-queue-dev)"
-    fi
+    if [[ $mech == shim ]]; then nsb_ensure_shim; fi
     for k in 1 2; do
         sw=$(jq -r --arg k "$k" '.paths[$k].switch' "$TOPO")
         mapfile -t ifs < <(jq -r --arg k "$k" '.paths[$k].switch_ifs[]' "$TOPO")

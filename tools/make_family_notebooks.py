@@ -1,5 +1,8 @@
-"""Write notebooks/09_study001_buffer_sweep.ipynb and notebooks/10_study003_queue_sizing.ipynb (the study 001 / 003
-notebooks). Run once when their cells change; `make notebooks-refresh` then stores their outputs."""
+"""Write notebooks/09_study001_buffer_sweep.ipynb, 10_study003_queue_sizing.ipynb and 11_study004_westwood.ipynb (the
+notebooks of studies 001, 003 and 004). Run once when their cells change (``python tools/make_family_notebooks.py
+[11 ...]``: only the notebooks whose names start with the given prefixes); `make notebooks-refresh` then stores their
+outputs."""
+import sys
 from pathlib import Path
 
 import nbformat as nbf
@@ -61,7 +64,12 @@ print(scores["verdict"].value_counts().to_string())
 display(scores[["claim_id", "statement", "paper_value", "ours", "ci_low", "ci_high", "n", "verdict", "note"]])'''
 
 
+ONLY = tuple(sys.argv[1:])
+
+
 def notebook(name, family, default, cells):
+    if ONLY and not name.startswith(ONLY):
+        return
     nb = nbf.v4.new_notebook()
     nb.metadata.update({"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
                         "language_info": {"name": "python"},
@@ -222,4 +230,146 @@ else:
     plt.show()'''),
     ("md", "## Scorecard of study 003's statements and TIPHON classes"),
     ("code", scorecard("10")),
+])
+
+SETUP_004 = SETUP.replace("({len(df)} path rows)", "({len(df)} flow rows)")
+
+notebook("11_study004_westwood.ipynb", "004", "../data/study004", [
+    ("md", """# Study 004 — TCP Westwood+ vs Westwood+e over chain topologies
+
+Paper 004 (`data/reference/004/README.md`, ns-2 2.29.3): Westwood+ against Westwood+e, whose increase after a loss is
+eq. (8)'s BIC-like binary search towards the last loss window (our reading and the α adaptation: `docs/westwood-e.md`),
+over a client-server link (0.5 Mbit/s, 50 ms; Table 1), a 5-node multihop chain with varied links (Table 2), the same
+chain with uniform links swept 1–10 Mbit/s at error rate 0.01 (Table 3), and a 6-node bottleneck with two TCP sources
+and a 20-packet buffer (Table 4); packet error rate 0.01–0.10. Ours: real Linux TCP in network namespaces, both CCs as
+BPF struct_ops (`testbed/cc`), the topologies and every unprinted choice in `testbed/families/004/*.json` and
+`docs/families.md` ("Study 004"). Received bytes: IP bytes of data packets reaching the receiver for the first time
+(ns-2 counts whole packets); delay: mean one-way delay of data packets, sender capture to receiver capture (ms; the
+paper prints seconds); cwnd from `ss` on the sender (packets). The paper's run length is not printed, so absolute
+received bytes are compared only as Westwood+e's gain over Westwood+ (%)."""),
+    ("code", params("../data/study004"), "parameters"),
+    ("code", SETUP_004),
+    ("md", "## Received bytes and delay per table: Westwood+e's gain over Westwood+, paper beside ours"),
+    ("code", '''TABLES = {"client_server": ("1", "error_rate"), "multihop_varied": ("2", "error_rate"),
+          "multihop_uniform": ("3", "bandwidth_mbit"), "bottleneck": ("4", "error_rate")}
+runs1 = df.drop_duplicates("run_id")        # run-level columns (total_received_bytes) repeat on each flow row
+rows = []
+for exp, (tab, level) in TABLES.items():
+    paper = pd.read_csv(reference.REFERENCE_DIR / "004" / f"table{tab}.csv")
+    ours = runs1[runs1["experiment"] == exp]
+    for lv, g in ours.groupby(level):
+        m = g.groupby("cc")["total_received_bytes"].mean()
+        d = g.groupby("cc")["delay_mean_ms"].mean()
+        p = paper[paper[level].round(6) == round(float(lv), 6)]
+        pv = p.set_index(["cc", "metric"])["value"]
+        def _p(cc, metric):
+            return float(pv.get((cc, metric), float("nan")))
+        rows.append({"table": tab, "experiment": exp, "level_name": level, "level": lv, "n_reps": int(g.groupby("cc").size().min()),
+                     "ours_gain_pct": 100 * (m.get("westwood_e", float("nan")) / m.get("westwood", float("nan")) - 1),
+                     "paper_gain_pct": 100 * (_p("westwood_e", "received_bytes") / _p("westwood", "received_bytes") - 1),
+                     "ours_delay_ms_westwood": d.get("westwood", float("nan")),
+                     "ours_delay_ms_westwood_e": d.get("westwood_e", float("nan")),
+                     "paper_delay_ms_westwood": 1000 * _p("westwood", "delay_ms"),
+                     "paper_delay_ms_westwood_e": 1000 * _p("westwood_e", "delay_ms")})
+side = pd.DataFrame(rows)
+save_table(side, output_dir, "11_paper_vs_ours")
+display(side.round(2))'''),
+    ("code", '''fig, axes = plt.subplots(2, 4, figsize=(19, 8))
+for i, (exp, (tab, level)) in enumerate(TABLES.items()):
+    sub = df.drop_duplicates("run_id")
+    sub = sub[sub["experiment"] == exp]
+    paper = pd.read_csv(reference.REFERENCE_DIR / "004" / f"table{tab}.csv")
+    dly = mean_ci(sub, ["cc", level], "delay_mean_ms", alpha=alpha, n_boot=n_boot)
+    pd_ = paper[paper["metric"] == "delay_ms"].assign(delay_ms=lambda t: 1000 * t["value"])
+    xl = "error rate" if level == "error_rate" else "link rate (Mbit/s)"
+    line_ci(dly, level, hue="cc", ax=axes[0, i], paper=pd_, paper_y="delay_ms", xlabel=xl,
+            ylabel="one-way delay (ms)", title=f"Table {tab}: {exp} — delay")
+    gain = side[side["experiment"] == exp]
+    axes[1, i].plot(gain["level"], gain["ours_gain_pct"], "o-", label="ours (mean of runs)")
+    axes[1, i].plot(gain["level"], gain["paper_gain_pct"], "D", mfc="none", label="paper (its table)")
+    axes[1, i].axhline(0, color="0.5", lw=0.8)
+    axes[1, i].set(xlabel=xl, ylabel="received bytes: W+e over W+ (%)", title=f"Table {tab}: {exp} — gain")
+    axes[1, i].legend(fontsize=8)
+fig.tight_layout()
+save_figure(fig, output_dir, "11_tables")
+plt.show()'''),
+    ("md", """The paper's absolute delays include ns-2's 592-byte packet times on its links; ours use the same packet size
+(MTU 592) and link rates, so its delays are comparable in ms. Its received bytes are per simulation of unprinted
+length; only the relative gain is compared."""),
+    ("md", "## Congestion window (ss on the sender) and the bottleneck's fairness"),
+    ("code", '''cw = pd.concat([mean_ci(df, ["experiment", "cc"], c, alpha=alpha, n_boot=n_boot).assign(metric=c)
+                for c in ("cwnd_max_pkts", "cwnd_mean_pkts")])
+save_table(cw, output_dir, "11_cwnd")
+display(cw.round(2))
+bn = df[df["experiment"] == "bottleneck"].drop_duplicates("run_id")
+if bn.empty:
+    print("no bottleneck runs in this campaign")
+else:
+    j = mean_ci(bn, ["cc", "error_rate"], "jain_index", alpha=alpha, n_boot=n_boot)
+    save_table(j, output_dir, "11_bottleneck_jain")
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    line_ci(j, "error_rate", hue="cc", ax=ax, xlabel="error rate", ylabel="Jain's index (two flows)",
+            title="bottleneck: fairness between the two sources")
+    fig.tight_layout()
+    save_figure(fig, output_dir, "11_bottleneck_jain")
+    plt.show()'''),
+    ("md", "## Scorecard of study 004's statements"),
+    ("code", scorecard("11")),
+])
+
+SETUP_002 = SETUP.replace("({len(df)} path rows)", "({len(df)} client rows)")
+
+notebook("12_study002_pcc_streaming.ipynb", "002", "../data/study002", [
+    ("md", """# Study 002 — PCC Vivace vs CUBIC video streaming under UDP background traffic
+
+Paper 002 (`data/reference/002/README.md`): a server streams a video with VLC to three clients through a switch on
+1 Gbit/s UTP; D-ITG sends UDP background traffic of 10, 20, 30 MB/s (tests 2–4) and 90 % of capacity (test 5, 10 s);
+TCP CUBIC (RTSP) vs PCC Vivace (the PCC-Kernel module, HTTP); throughput (kbit/s), delay (ms) and packet loss (%) per
+client from Wireshark captures. Ours: real Linux TCP in network namespaces, PCC Vivace as the BPF congestion control
+`pcc_vivace` (`docs/pcc-vivace.md`), a 100 Mbit/s shared link with the background at the paper's **fractions of
+capacity** (8/16/24/90 Mbit/s; the video keeps its real ≈ 3.6 Mbit/s, so it takes ≈ 11 % of our link against ≈ 1 % of
+the paper's), ffmpeg as the HTTP streaming server and curl as the clients for both CCs (`docs/families.md`,
+"Study 002"). Delay: one-way, server capture → client capture; loss: data packets the server sent that never reached
+the client; playback stalls from the clients' received bytes against the video's bitrate."""),
+    ("code", params("../data/study002"), "parameters"),
+    ("code", SETUP_002),
+    ("md", "## Tables 5, 7 and 9: per-test means over the three clients, paper beside ours"),
+    ("code", '''REF = reference.REFERENCE_DIR / "002"
+paper = pd.concat([pd.read_csv(REF / f"table{t}.csv") for t in (5, 7, 9)])
+cols = {"throughput_kbps": "throughput_kbps", "delay_ms": "delay_mean_ms", "packet_loss_pct": "loss_pct"}
+per_run = df.groupby(["run_id", "experiment", "cc"], as_index=False)[list(cols.values())].mean()
+per_run["test"] = per_run["experiment"].str.replace("test", "").astype(int)
+rows = []
+for metric, col in cols.items():
+    s = mean_ci(per_run, ["test", "cc"], col, alpha=alpha, n_boot=n_boot)
+    for o in s.itertuples(index=False):
+        p = paper[(paper["metric"] == metric) & (paper["test"] == o.test) & (paper["cc"] == o.cc)]
+        rows.append({"metric": metric, "test": int(o.test), "cc": o.cc,
+                     "paper": float(p["value"].iloc[0]) if len(p) and pd.notna(p["value"].iloc[0]) else float("nan"),
+                     "ours_mean": o.mean, "ci_low": o.ci_low, "ci_high": o.ci_high, "n_runs": o.n})
+side = pd.DataFrame(rows)
+save_table(side, output_dir, "12_paper_vs_ours")
+display(side.round(3))'''),
+    ("code", '''fig, axes = plt.subplots(1, 3, figsize=(17, 4.2))
+for ax, (metric, col) in zip(axes, cols.items()):
+    s = mean_ci(per_run, ["test", "cc"], col, alpha=alpha, n_boot=n_boot)
+    pp = paper[paper["metric"] == metric].rename(columns={"value": metric})
+    bar_ci(s, "test", hue="cc", ax=ax, paper=pp, paper_y=metric, xlabel="test (background 0/8/16/24/90 % of capacity)",
+           ylabel=metric, title=metric)
+fig.tight_layout()
+save_figure(fig, output_dir, "12_tests")
+plt.show()'''),
+    ("md", """The paper's 10000 kbit/s cells (TCP, client 1, tests 2–4) lift its TCP averages with background; a client of a
+3.6 Mbit/s video cannot receive 10 Mbit/s on average unless something else is counted. Our throughput per client is
+bounded by the video's bitrate; comparisons of absolute throughput are meaningful per client only."""),
+    ("md", "## What a viewer sees: start-up delay and playback stalls"),
+    ("code", '''pb = pd.concat([mean_ci(df, ["experiment", "cc"], c, alpha=alpha, n_boot=n_boot).assign(metric=c)
+                for c in ("startup_delay_s", "stall_count", "stall_time_s")])
+save_table(pb, output_dir, "12_playback")
+display(pb.round(3))
+bg = df.drop_duplicates("run_id").groupby(["experiment", "cc"])[["background_sent_mbps", "background_received_mbps",
+                                                                   "jain_index"]].mean()
+display(bg.round(3))'''),
+    ("md", "## Scorecard of study 002's statements"),
+    ("code", scorecard("12")),
 ])

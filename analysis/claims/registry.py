@@ -50,13 +50,19 @@ def evaluate(df: pd.DataFrame, *, alpha: float = 0.05, n_boot: int = 9999, seed:
 
 
 def _family(df: pd.DataFrame) -> str:
-    """The study family of a campaign dataset: its ``family`` column (dual-path rows), else "000"."""
+    """The study family of a campaign dataset: its ``family`` column (dual-path, chain and streaming rows), else "000";
+    an empty dataset of study 004 is recognised by its columns (``topology``, no ``path``), one of study 002 by its
+    ``client`` column."""
     if "family" in df.columns and len(df):
         fams = sorted(set(df["family"].dropna().astype(str)))
         if len(fams) > 1:
             raise AnalysisError(f"dataset mixes study families {fams}: score one campaign at a time")
         if fams:
             return fams[0]
+    if "family" in df.columns and "topology" in df.columns and "path" not in df.columns:
+        return "004"
+    if "family" in df.columns and "client" in df.columns:
+        return "002"
     if "family" in df.columns and "path" in df.columns:
         runs = df.attrs.get("runs")
         campaign = str(df.attrs.get("campaign_dir", ""))
@@ -68,9 +74,10 @@ def _family(df: pd.DataFrame) -> str:
 
 
 def _evaluate_family(df: pd.DataFrame, family: str, *, alpha: float, n_boot: int, seed: int) -> pd.DataFrame:
-    """Claims of study 001 or 003 (``analysis.claims.dualpath``) from ``data/reference/<family>/``."""
+    """Claims of study 001 or 003 (``analysis.claims.dualpath``), 002 (``analysis.claims.streaming``) or 004
+    (``analysis.claims.westwood``) from ``data/reference/<family>/``."""
     from analysis import reference
-    from analysis.claims import dualpath
+    from analysis.claims import dualpath, streaming, westwood
 
     directory = reference.REFERENCE_DIR / family
     statements = reference.load_statements(directory)
@@ -78,7 +85,12 @@ def _evaluate_family(df: pd.DataFrame, family: str, *, alpha: float, n_boot: int
     df = df.copy()
     df.attrs = {}
     ctx = core.Ctx(df=df, runs=runs, alpha=alpha, n_boot=n_boot, seed=seed)
-    rows = dualpath.claims(ctx, family, statements)
+    if family == "004":
+        rows = westwood.claims(ctx, statements, directory)
+    elif family == "002":
+        rows = streaming.claims(ctx, statements, directory)
+    else:
+        rows = dualpath.claims(ctx, family, statements)
     if (directory / "tiphon.csv").is_file():
         rows += dualpath.tiphon_claims(ctx, family, pd.read_csv(directory / "tiphon.csv", dtype={"section": str}))
     out = pd.DataFrame(rows, columns=[c for c in core.COLUMNS if c != "paper"])

@@ -57,6 +57,7 @@ import pandas as pd
 
 from analysis import runmeta
 from analysis.errors import AnalysisError
+from analysis.families.columns import number as _num, typed_columns
 
 DERIVED_VERSION = 3   # of these rows' definition (the derived cache is rebuilt when it changes)
 DATA_PORT = 5201
@@ -84,24 +85,11 @@ RUNS_COLUMNS = ["run_id", "status", "reason", "experiment", "mode", "transport",
                 "buffer_bytes", "queue_pkts", "udp_flood_mbps", "rep"]
 
 
-def _num(x) -> float:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return NAN
-    return v if np.isfinite(v) else NAN
 
 
 def typed(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with the dtypes of :data:`COLUMNS` (float for numbers, int path/rep, None for missing text)."""
-    df = df.copy()
-    for c in FLOAT_COLS:
-        df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
-    for c in INT_COLS:
-        df[c] = pd.to_numeric(df[c], errors="coerce").fillna(-1).astype(int)
-    for c in TEXT_COLS + ["self_check_ok"]:
-        df[c] = df[c].astype(object).where(df[c].notna(), None)
-    return df
+    return typed_columns(df, FLOAT_COLS, INT_COLS, TEXT_COLS + ["self_check_ok"])
 
 
 def input_files(run_dir: Path) -> dict[str, Path]:

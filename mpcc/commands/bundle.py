@@ -43,7 +43,10 @@ def _captures(run_dir: Path) -> tuple:
     return tuple(get(family_of_run(run_dir)).CAPTURES)
 SWEEP = {"single_vs_multi": "path_mode", "link_delay": "link_delay_ms", "loss_rate": "loss_pct",
          "tcp_fairness": "cc2", "udp_fairness": "cbr_mbps",
-         "buffer_sweep": "buffer_bytes", "scenario": "queue_pkts", "resilience": "queue_pkts"}   # studies 001, 003
+         "buffer_sweep": "buffer_bytes", "scenario": "queue_pkts", "resilience": "queue_pkts",   # studies 001, 003
+         "client_server": "error_rate", "multihop_varied": "error_rate", "multihop_uniform": "bandwidth_mbit",
+         "bottleneck": "error_rate",   # study 004
+         "test1": "cc", "test2": "cc", "test3": "cc", "test4": "cc", "test5": "cc"}   # study 002
 EXPERIMENT_ORDER = ["single_vs_multi", "tcp_fairness", "udp_fairness", "link_delay", "loss_rate"]
 CC_ORDER = ["reno", "bic", "cubic", "bbr"]
 
@@ -236,9 +239,12 @@ def _bundle_run(src: Path, dst: Path, status: str, derived_src: Path | None) -> 
             _slim_parquet(derived_src / "flows.parquet", dst / "derived" / "flows.parquet")
         if (derived_src / "fingerprint.json").is_file():
             _copy(derived_src / "fingerprint.json", dst / "derived" / "fingerprint.json")
-    # ss samples, iperf3 JSON; dual-path runs (001/003) also ping, switch and nstat counters
+    # ss samples, iperf3 JSON; dual-path runs (001/003) also ping, switch and nstat counters; chain runs (004) link
+    # counters; streaming runs (002) the clients' progress and the background's logs
     for sub, pattern in (("ss", "*.txt"), ("iperf3", "*.json"), ("ping", "*.txt"), ("switches", "*.txt"),
-                         ("nstat", "*.txt")):
+                         ("nstat", "*.txt"), ("links", "*.txt"), ("video", "*.json"),
+                         ("video", "*.progress"), ("background", "*.txt"), ("background", "*.json"),
+                         ("background", "*.log")):
         if not (src / sub).is_dir():
             continue
         for f in sorted((src / sub).glob(pattern)):

@@ -1,5 +1,5 @@
 """`mpcc scorecard CAMPAIGN_DIR [--json]`: claim-by-claim reproduction verdicts of a campaign's paper (000, or the
-campaign's study family: 001, 003)."""
+campaign's study family: 001, 002, 003, 004)."""
 from __future__ import annotations
 
 import json
@@ -9,8 +9,9 @@ from pathlib import Path
 from mpcc.errors import UserError
 
 NAME = "scorecard"
-HELP = "claim-by-claim reproduction scorecard of a campaign's paper (000, 001, 003) on a campaign directory (docs/claims.md)"
-PAPER_RUN_LENGTH = {"000": "100 s", "001": "45 s", "003": "900 s (scenarios: not stated)"}
+HELP = "claim-by-claim reproduction scorecard of a campaign's paper (000, 001, 002, 003, 004) on a campaign directory (docs/claims.md)"
+PAPER_RUN_LENGTH = {"000": "100 s", "001": "45 s", "002": "tests 1-4 not stated (video 220 s), test 5 10 s", "003": "900 s (scenarios: not stated)",
+                    "004": "not stated (>= 108.7 s by Table 1; paper profile 120 s)"}
 
 
 def add_arguments(parser):

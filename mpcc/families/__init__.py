@@ -6,9 +6,9 @@ from __future__ import annotations
 from types import ModuleType
 
 from mpcc.errors import UserError
-from mpcc.families import f000, f001, f003
+from mpcc.families import f000, f001, f002, f003, f004
 
-FAMILIES: dict[str, ModuleType] = {m.FAMILY: m for m in (f000, f001, f003)}
+FAMILIES: dict[str, ModuleType] = {m.FAMILY: m for m in (f000, f001, f002, f003, f004)}
 
 
 def get_family(name) -> ModuleType:

@@ -17,7 +17,7 @@ FAMILY = "000"
 TITLE = "TCP congestion control over per-packet round-robin multi-path routing (study 000)"
 BACKENDS = ("netns", "vagrant")
 EXPERIMENTS = ("single_vs_multi", "link_delay", "loss_rate", "tcp_fairness", "udp_fairness")
-KNOWN_CCS = ("reno", "bic", "cubic", "bbr", "westwood", "westwood_e", "htcp", "vegas", "illinois", "highspeed", "scalable")
+KNOWN_CCS = ("reno", "bic", "cubic", "bbr", "westwood", "westwood_e", "pcc_vivace", "htcp", "vegas", "illinois", "highspeed", "scalable")
 PATH_MODES = ("single", "multipath")
 TWO_FLOW = ("tcp_fairness", "udp_fairness")  # experiments with a second flow (starting at flow2_offset_s)
 

@@ -169,7 +169,7 @@ cmd=${1:-}
 shift || usage
 case "$cmd" in
     status)
-        [[ $# -gt 0 ]] || set -- reno cubic bbr bic westwood westwood_e
+        [[ $# -gt 0 ]] || set -- reno cubic bbr bic westwood westwood_e pcc_vivace
         for c in "$@"; do valid_cc "$c" || die "bad cc name '$c'"; done
         do_status "$@" ;;
     acquire|release)

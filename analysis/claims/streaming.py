@@ -1,0 +1,429 @@
+"""Claims of study 002 (Saputri, Nuha & Prabowo, "Analisis Unjuk Kerja PCC Menggunakan Video Streaming": PCC Vivace
+vs TCP CUBIC streaming video to three clients under UDP background traffic), one check per statement of
+``data/reference/002/statements.csv``, judged on the per-(run, client) rows of ``analysis.families.streaming`` with the
+verdict rules of ``analysis.claims.core`` (reproduced / not reproduced / inconclusive / not run with a reason).
+
+Per run (the replicate), the paper's "rata-rata" of Tables 5, 7 and 9 — the mean over the clients: ``thr`` = mean of
+the clients' throughput_kbps (kbit/s = 1000 bit/s, the paper's kbps), ``delay`` = mean of their delay_mean_ms (one-way
+server -> client, ms; the paper's Table 3 defines delay as the time data takes from source to destination, its
+computation from the Wireshark capture is not printed), ``loss`` = mean of their loss_pct (server data packets never
+seen at the client capture, %; the paper: packets lost of those sent). For test 5 the paper printed client 1 only
+(clients 2 and 3 "-"); ours is the mean over the three clients of the run, which stream alike.
+A test's value m(test, cc) is the mean over its repetitions. The tests are our experiments test1..test5 (the paper's
+"Pengujian" 1-5).
+
+Quantities (data/reference/002/README.md):
+
+* ``<metric>`` at one test, one cc (``approx``): mean of the runs' values, Student t interval, against value ± tol.
+* ``<metric>_mean_over_tests`` (test=2-4 or 1-4): mean over the tests of m(test, cc); interval: the union of a
+  percentile bootstrap (repetitions resampled within each (test, cc)) and a delta-method t interval
+  (``analysis.claims.westwood.level_bootstrap``); against value ± tol.
+* ``<metric>_gap_pcc_vivace_minus_cubic`` at one test (``>``/``<`` 0): Welch difference pcc_vivace − cubic of the
+  runs' values, no margin. Without a test condition (the overall verdicts S07-S09, S44, S55, S66: "PCC ... lebih
+  baik"): the gap of the means over every test, mean_t m(t, pcc_vivace) − mean_t m(t, cubic), tests 1-5, level
+  bootstrap as above. ``..._mean_over_tests_gap_...`` (test=2-4): the same over the condition's tests.
+* ``delay_ms_gap_minus_test1`` (S27, cubic): m(t, cubic) − m(1, cubic) > 0 at EVERY test t of 2-4, Welch per test,
+  combined by ``core.all_levels`` (intersection-union).
+
+Tolerances of ``approx`` values (the paper prints none): throughput ±10 % of the printed value (as studies 001/003);
+delay ±20 % of the printed value (as studies 001/003/004; no floor: the printed 0,004-0,005 ms of test 5 are judged
+as printed); packet loss ±max(20 % of the printed value, 0.1 percentage points) — the printed losses lie between
+0,016 and 1,612 %, so studies 001/003's ±2 points would accept 0 % for every one of them. Comparisons (gaps) have no
+margin.
+
+Coverage: a statement over several tests is computed over the tests recorded for every cc it needs; when a test of its
+range is missing the verdict is at most "inconclusive" (the note names the missing tests and why). "not run" when a
+needed cc has no usable run at all: the SKIPPED text (e.g. pcc_vivace unavailable on the kernel), a failed analysis, or
+"no runs".
+
+Scaling (docs/families.md "Study 002"): the paper's link is 1 Gbit/s, ours 100 Mbit/s; the background keeps its
+fraction of capacity (tests 2-4: 0.08/0.16/0.24 -> 8/16/24 Mbit/s, test 5: 90 %), the video keeps its bitrate, so the
+video takes ≈ 11 % of our link against ≈ 1 % of the paper's. Relative statements (PCC vs TCP) are comparable;
+absolute throughput is comparable per client only, because each client's stream is paced at the video's bitrate (ours
+``video_kbps``, 3600 kbit/s by default; the paper's bitrate is not printed, its per-client cells are 3110-3754 kbps
+apart from three 10000 cells). Absolute delays and losses depend on the link and its queue, which the paper does not
+print. Statements the README lists as inconsistent with the paper's own tables are judged against the printed value;
+the note says what the tables give.
+
+The paper streamed with VLC, TCP CUBIC over RTSP and PCC over HTTP in tests 1-3 (test 4: PCC's protocol not printed),
+both over RTSP in test 5 run "at the same time"; ours: both ccs stream over HTTP (ffmpeg server, curl client), each cc
+in its own runs. Said in the note of every comparison.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.claims import core
+from analysis.claims.dualpath import parse_condition
+from analysis.claims.westwood import _with_p, level_bootstrap, mean_over, not_run_reason
+
+P, C = "pcc_vivace", "cubic"
+TESTS = (1, 2, 3, 4, 5)
+BACKGROUND_MBPS = {1: 0.0, 2: 8.0, 3: 16.0, 4: 24.0, 5: 90.0}   # the paper's fraction of capacity on 100 Mbit/s
+VIDEO_KBPS = 3600.0
+# metric -> (per-run column, per-client table, per-test mean table, unit)
+METRICS = {"throughput_kbps": ("thr", 4, 5, "kbps"), "delay_ms": ("delay", 6, 7, "ms"),
+           "packet_loss_pct": ("loss", 8, 9, "%")}
+THR_REL_TOL = 0.10
+DELAY_REL_TOL = 0.20
+LOSS_TOL = (0.20, 0.1)      # (fraction of the printed value, percentage-point floor)
+NAN = float("nan")
+_SD_NOTE = ("README: the printed value is not a mean of anything printed; it equals the sample SD (n − 1) of Table 5's "
+            "tests 1-4 (1064.841 for TCP; 150.852 for PCC, printed 150,825)")
+KNOWN = {   # the paper's own inconsistencies (data/reference/002/README.md), repeated where a verdict depends on them
+    "002-S01": _SD_NOTE, "002-S02": _SD_NOTE, "002-S40": _SD_NOTE + "; the abstract prints 1064,841",
+    "002-S41": _SD_NOTE,
+    "002-S10": "§4.1.1 prints 3643,444; Table 5 and §5 print 3643,334 (mean of Table 4's cells 3643.333)",
+    "002-S34": "Table 5 rounds 3643.333 up to 3643,334",
+    "002-S16": "Table 5's cubic tests 2-4 include client 1's three 10000 kbps cells (about 2.7x every other cell); "
+               "without them TCP's tests 2-4 would average 3566.0/3618.5/3614.5 kbps",
+    "002-S37": "Table 5's cubic tests 2-4 include client 1's three 10000 kbps cells (README)",
+    "002-S17": "the mean of Table 5's tests 2-4 is 3397.778, not the printed 3397,111",
+    "002-S38": "the mean of Table 5's tests 2-4 is 3397.778, not the printed 3397,111",
+    "002-S18": "the paper's gap rests on cubic client 1's three 10000 kbps cells (README)",
+    "002-S39": "the paper's gap rests on cubic client 1's three 10000 kbps cells (README)",
+    "002-S09": "README: contradicts test 1, where PCC's throughput is the higher (S11, S36)",
+    "002-S44": "README: contradicts test 1, where PCC's throughput is the higher (S11, S36)",
+    "002-S07": "README: the abstract omits §5's exception at 90 % background (loss, S64-S67)",
+    "002-S08": "README: the abstract omits §5's exception at 90 % background: TCP's loss is lower there (S64-S67)",
+    "002-S24": "§5 prints 4,231 ms for the same scenario (S48, = mean of Table 7's tests 2-4); 9,280 is reproduced "
+               "by no mean, sum or SD of Tables 6/7",
+    "002-S25": "§5 prints 5,525 ms for the same scenario (S49, = mean of Table 7's tests 2-4); 12,391 exceeds every "
+               "TCP delay cell (max 5,594)",
+    "002-S29": "Table 9 prints 1,433; the mean of Table 8's cells is 1.443",
+    "002-S57": "Table 9 prints 1,433; the mean of Table 8's cells is 1.443",
+    "002-S31": "0,033 is test 2's value alone; the mean of Table 9's tests 2-4 is 0.011",
+    "002-S32": "1,612 is reproduced by no mean of Tables 8/9 (mean of tests 2-4: 0.725, S59; a 1,61 cell is TCP "
+               "test 4 client 3)",
+    "002-S60": "the mean of Table 9's tests 2-4 is 0.011; the printed 0,111 has an extra digit",
+    "002-S06": "Table 9's mean over tests 1-4 is 0.0165 (cells 0.0167), printed 0,016",
+    "002-S63": "Table 9's mean over tests 1-4 is 0.0165 (cells 0.0167), printed 0,016",
+    "002-S05": "= mean of the twelve cells of tests 1-4 (0.905); the mean of Table 9 as printed is 0.902 (its 1,433)",
+    "002-S62": "= mean of the twelve cells of tests 1-4 (0.905); the mean of Table 9 as printed is 0.902 (its 1,433)",
+    "002-S53": "README: ~1000x below every other delay (2,205-9,716 ms) under the heaviest background; no unit change "
+               "is stated",
+    "002-S54": "README: ~1000x below every other delay (2,205-9,716 ms) under the heaviest background; no unit change "
+               "is stated",
+}
+
+
+def tolerance(metric: str, value: float) -> float:
+    """Half-width of the band around an "approx" value of ``metric`` (module docstring), in the metric's unit."""
+    v = abs(float(value))
+    if metric == "throughput_kbps":
+        return THR_REL_TOL * v
+    if metric == "delay_ms":
+        return DELAY_REL_TOL * v
+    return max(LOSS_TOL[0] * v, LOSS_TOL[1])
+
+
+def split_quantity(quantity: str) -> tuple[str | None, str]:
+    """(metric, kind) of a statement quantity: kind "value", "mean_over_tests", "gap", "mean_over_tests_gap" or
+    "gap_minus_test1"; (None, quantity) when the metric is unknown."""
+    for m in METRICS:
+        if quantity == m or quantity.startswith(m + "_"):
+            rest = quantity[len(m):].lstrip("_")
+            kind = {"": "value", "mean_over_tests": "mean_over_tests",
+                    "gap_pcc_vivace_minus_cubic": "gap",
+                    "mean_over_tests_gap_pcc_vivace_minus_cubic": "mean_over_tests_gap",
+                    "gap_minus_test1": "gap_minus_test1"}.get(rest)
+            return (m, kind) if kind else (None, quantity)
+    return None, quantity
+
+
+def test_number(experiment) -> float:
+    """3 for "test3"; NaN for anything else."""
+    s = str(experiment or "")
+    return float(s[4:]) if s.startswith("test") and s[4:].isdigit() else NAN
+
+
+# --------------------------------------------------------------------------------------------- per-run values
+
+def run_table(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per run of streaming rows ``df``: run_id, experiment, test (1-5), cc, background_mbps, video_kbps,
+    duration_s, rep, thr (mean of the clients' throughput_kbps, kbit/s), delay (mean of their delay_mean_ms, ms),
+    loss (mean of their loss_pct, %); a mean over the clients with a finite value."""
+    cols = ["run_id", "experiment", "test", "cc", "background_mbps", "video_kbps", "duration_s", "rep", "thr",
+            "delay", "loss"]
+    if df.empty:
+        return pd.DataFrame(columns=cols)
+    num = lambda c: pd.to_numeric(df[c], errors="coerce")   # noqa: E731
+    d = pd.DataFrame({"run_id": df["run_id"].astype(str), "experiment": df["experiment"], "cc": df["cc"],
+                      "background_mbps": num("background_mbps"), "video_kbps": num("video_kbps"),
+                      "duration_s": num("duration_s"), "rep": num("rep"), "thr": num("throughput_kbps"),
+                      "delay": num("delay_mean_ms"), "loss": num("loss_pct")})
+    g = d.groupby("run_id", sort=True)
+    out = g[["experiment", "cc", "background_mbps", "video_kbps", "duration_s", "rep"]].first()
+    for c in ("thr", "delay", "loss"):
+        out[c] = g[c].mean()          # NaN-skipping mean over the run's clients
+    out["test"] = [test_number(e) for e in out["experiment"]]
+    return out.reset_index()[cols]
+
+
+def paper_configuration(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The runs of each test at one configuration: when a test was recorded at several (background_mbps, video_kbps),
+    those at the test's default background (the paper's fraction of capacity) and, among them, at 3600 kbit/s (else
+    the most frequent video bitrate). Returns (runs kept, notes naming what was left out)."""
+    keep, notes = [], []
+    for t, g in runs.groupby("test", sort=True):
+        cfg = g[["background_mbps", "video_kbps"]].round(6).astype(str).agg("/".join, axis=1)
+        if cfg.nunique() <= 1:
+            keep.append(g)
+            continue
+        sel = g[np.isclose(g["background_mbps"], BACKGROUND_MBPS.get(int(t), NAN))]
+        sel = sel if len(sel) else g
+        if np.isclose(sel["video_kbps"], VIDEO_KBPS).any():
+            sel = sel[np.isclose(sel["video_kbps"], VIDEO_KBPS)]
+        else:
+            sel = sel[np.isclose(sel["video_kbps"], sel["video_kbps"].mode().iloc[0])]
+        keep.append(sel)
+        notes.append(f"test {int(t)}: only runs at background {sel['background_mbps'].iloc[0]:g} Mbit/s and video "
+                     f"{sel['video_kbps'].iloc[0]:g} kbit/s used ({len(g) - len(sel)} other run(s) left out)")
+    return (pd.concat(keep) if keep else runs.iloc[0:0]), notes
+
+
+def groups(runs: pd.DataFrame, column: str, tests, ccs) -> dict:
+    """{(test, cc): finite values of ``column``} for ``tests`` and ``ccs``."""
+    out = {}
+    for (t, cc), g in runs.groupby(["test", "cc"], sort=True):
+        if cc not in ccs or int(t) not in tests:
+            continue
+        x = g[column].to_numpy(dtype=float)
+        x = x[np.isfinite(x)]
+        if x.size:
+            out[(int(t), cc)] = x
+    return out
+
+
+# --------------------------------------------------------------------------------------------- the paper's tables
+
+def paper_means(directory: Path) -> dict:
+    """{(metric, test, cc): value} of Tables 5, 7, 9 (the mean over the clients as printed); test 5, absent from Tables
+    7 and 9, from client 1 of Tables 6 and 8 (the only client printed, as Table 5 does). {} without the files."""
+    out = {}
+    for metric, (_, per_client, per_test, _) in METRICS.items():
+        for tab, client in ((per_test, None), (per_client, 1)):
+            p = Path(directory) / f"table{tab}.csv"
+            if not p.is_file():
+                continue
+            t = pd.read_csv(p)
+            t = t[(t["metric"] == metric) & t["value"].notna()]
+            if client is not None:
+                t = t[(pd.to_numeric(t["client"], errors="coerce") == client) & (t["test"] == 5)]
+            for r in t.itertuples(index=False):
+                out.setdefault((metric, int(r.test), r.cc), float(r.value))
+    return out
+
+
+# --------------------------------------------------------------------------------------------- one statement
+
+class _S:
+    """One statement: its metric and kind, the tests and ccs it needs, the runs."""
+
+    def __init__(self, ctx: core.Ctx, runs: pd.DataFrame, st, paper: dict, extra: list[str]):
+        self.ctx, self.st, self.runs, self.paper, self.extra = ctx, st, runs, paper, extra
+        self.metric, self.kind = split_quantity(str(st.quantity))
+        self.column = METRICS[self.metric][0] if self.metric else None
+        cond = parse_condition(st.condition)
+        t = cond.get("test")
+        if isinstance(t, tuple):
+            self.tests, self.overall = list(range(int(t[0]), int(t[1]) + 1)), False
+        elif isinstance(t, float):
+            self.tests, self.overall = [int(t)], False
+        else:
+            self.tests, self.overall = list(TESTS), True
+        self.ccs = [P, C] if "vs" in str(st.ccs) else [c for c in str(st.ccs).split(";") if c]
+        self.notes = [KNOWN[st.id]] if st.id in KNOWN else []
+
+    # ---- text
+    def unit(self) -> str:
+        return METRICS[self.metric][3] if self.metric else str(self.st.unit)
+
+    def paper_value(self) -> str:
+        st = self.st
+        every = " at every test" if self.kind == "gap_minus_test1" else ""
+        if st.relation == "approx":
+            return f"about {st.value:g} {self.unit()}"
+        return f"{st.relation} {st.value:g} {self.unit()}{every}"
+
+    def statement(self) -> str:
+        cond = self.st.condition if isinstance(self.st.condition, str) and self.st.condition else "all tests"
+        return f"{self.st.quantity} {self.paper_value()} ({self.st.ccs}; {cond})"
+
+    def row(self, est, test, verdict, parts) -> dict:
+        note = "; ".join(n for n in list(parts) + self.notes + self.context() + self.extra if n)
+        return core.row(self.st.id, self.st.section, self.st.experiment, self.statement(), self.paper_value(), est,
+                        test, verdict, note)
+
+    def not_run(self, reason) -> dict:
+        return self.row(None, "", "not run", [reason])
+
+    def context(self) -> list[str]:
+        """What every row of this statement should say: scaling, protocols, test 5, the metric's comparability."""
+        out = []
+        if self.metric == "throughput_kbps" and self.kind in ("value", "mean_over_tests"):
+            out.append("absolute throughput comparable per client only: each client's stream is paced at the video's "
+                       "bitrate (ours video_kbps; the paper's is not printed)")
+        elif self.metric == "delay_ms" and self.kind in ("value", "mean_over_tests"):
+            out.append("ours: one-way delay server -> client capture; the paper's computation is not printed")
+        elif self.metric == "packet_loss_pct" and self.kind in ("value", "mean_over_tests"):
+            out.append("ours: server data packets never seen at the client capture")
+        if any(t > 1 for t in self.tests):
+            out.append("scaled: 100 Mbit/s link (paper 1 Gbit/s), background at the paper's fraction of capacity")
+        if 5 in self.tests:
+            out.append("test 5: the paper ran both ccs at once and printed client 1 only; ours: separate runs, mean "
+                       "over the 3 clients")
+        if len(self.ccs) > 1 and any(t <= 4 for t in self.tests):
+            out.append("paper: cubic over RTSP, PCC over HTTP (tests 1-3); ours: both over HTTP")
+        return out
+
+    # ---- data
+    def reasons(self, g: dict, tests) -> dict:
+        """{(test, cc): why there is no value} for the needed combinations missing from ``g``."""
+        out = {}
+        for t in tests:
+            for cc in self.ccs:
+                if (t, cc) in g:
+                    continue
+                r = self.runs[(self.runs["test"] == t) & (self.runs["cc"] == cc)]
+                out[(t, cc)] = (f"no finite {self.metric} value in the runs of test{t} with {cc}" if len(r)
+                                else not_run_reason(self.ctx, f"test{t}", cc, self.st.condition, []))
+        return out
+
+    def common(self, g: dict, tests) -> list[int]:
+        return [t for t in tests if all((t, cc) in g for cc in self.ccs)]
+
+    def tol_note(self, tol: float) -> str:
+        u = "percentage points" if self.metric == "packet_loss_pct" else self.unit()
+        return f"tolerance ±{tol:.3g} {u}"
+
+    def recomputed(self, make, tests) -> str:
+        """The paper's own value of this statistic from Tables 5/7/9 (test 5: client 1 of Tables 4/6/8)."""
+        try:
+            m = {(t, cc): self.paper[(self.metric, t, cc)] for t in tests for cc in self.ccs}
+        except KeyError:
+            return ""
+        where = f"tests {_tests_txt(tests)}" if len(tests) > 1 else f"test {tests[0]}"
+        return f"paper's tables give {core.fmt(float(make(m)), 6)} {self.unit()} over {where}"
+
+
+def _tests_txt(tests) -> str:
+    tests = list(tests)
+    if len(tests) > 1 and tests == list(range(tests[0], tests[-1] + 1)):
+        return f"{tests[0]}-{tests[-1]}"
+    return ", ".join(str(t) for t in tests)
+
+
+def _gap_stat(tests):
+    return lambda m: mean_over(tests, P)(m) - mean_over(tests, C)(m)
+
+
+def _single(s: _S) -> dict:
+    """A value or a gap at one test: one-sample t / Welch t."""
+    ctx, st = s.ctx, s.st
+    t = s.tests[0]
+    g = groups(s.runs, s.column, [t], s.ccs)
+    why = s.reasons(g, [t])
+    if why:
+        return s.not_run("; ".join(dict.fromkeys(why.values())))
+    if s.kind == "value":
+        cc = s.ccs[0]
+        tol = tolerance(s.metric, st.value)
+        reg = core.region(st.relation, float(st.value), tol=tol)
+        e = core.one_sample(g[(t, cc)], reg, ctx.alpha)
+        v, n = core.decide(e, reg)
+        return s.row(e, "one-sample t", v, [n, f"test {t}, {e.n} run(s)", s.tol_note(tol),
+                                            s.recomputed(lambda m: m[(t, cc)], [t])])
+    reg = core.region(st.relation, float(st.value))
+    e = core.two_sample(g[(t, P)], g[(t, C)], reg, ctx.alpha)
+    v, n = core.decide(e, reg)
+    return s.row(e, "Welch t", v, [n, f"test {t}", e.detail, s.recomputed(lambda m: m[(t, P)] - m[(t, C)], [t])])
+
+
+def _over_tests(s: _S) -> dict:
+    """A mean over tests (one cc, approx) or a gap of means over tests (pcc_vivace − cubic, > / < 0): level
+    bootstrap over the tests recorded for every cc needed."""
+    ctx, st = s.ctx, s.st
+    g = groups(s.runs, s.column, s.tests, s.ccs)
+    tests = s.common(g, s.tests)
+    why = s.reasons(g, s.tests)
+    if not tests:
+        return s.not_run("; ".join(dict.fromkeys(why.values())) or "no runs")
+    g = {k: v for k, v in g.items() if k[0] in tests}
+    gap = s.kind in ("gap", "mean_over_tests_gap")
+    if gap:
+        make, reg, tol = _gap_stat, core.region(st.relation, float(st.value)), None
+    else:
+        cc = s.ccs[0]
+        make = lambda ts, cc=cc: mean_over(ts, cc)   # noqa: E731
+        tol = tolerance(s.metric, st.value)
+        reg = core.region(st.relation, float(st.value), tol=tol)
+    e = level_bootstrap(g, make(tests), alpha=ctx.alpha, n_boot=ctx.n_boot, seed=ctx.seed)
+    _with_p(e, reg)
+    v, n = core.decide(e, reg)
+    parts = [n]
+    if len(tests) < len(s.tests):
+        if v in ("reproduced", "not reproduced"):
+            parts.append(f"would be {v} over the tests recorded")
+            v = "inconclusive"
+        missing = [t for t in s.tests if t not in tests]
+        parts.append(f"only tests {_tests_txt(tests)} of {_tests_txt(s.tests)} recorded for "
+                     f"{' and '.join(s.ccs)}; missing test(s) {_tests_txt(missing)}: "
+                     + "; ".join(dict.fromkeys(r for (t, _), r in why.items() if t in missing)))
+    else:
+        parts.append(f"over tests {_tests_txt(tests)}")
+    if tol is not None:
+        parts.append(s.tol_note(tol))
+    parts.append(s.recomputed(make(s.tests), s.tests))
+    if s.metric == "throughput_kbps" and s.kind == "mean_over_tests" and s.st.id in ("002-S01", "002-S02",
+                                                                                       "002-S40", "002-S41"):
+        means = [float(g[(t, s.ccs[0])].mean()) for t in tests]
+        if len(means) >= 2:
+            parts.append(f"ours, the SD of the test means: {core.fmt(float(np.std(means, ddof=1)), 5)} kbps")
+    if s.overall:
+        parts.append("no condition printed: read as the gap of the means over every test (1-5)")
+    parts.append(e.detail)
+    return s.row(e, "level bootstrap", v, parts)
+
+
+def _minus_test1(s: _S) -> dict:
+    """m(t, cc) − m(1, cc) on the statement's side of 0 at every test t of the range (Welch per test)."""
+    ctx, st = s.ctx, s.st
+    cc = s.ccs[0]
+    tests = [t for t in s.tests if t != 1]
+    g = groups(s.runs, s.column, [1] + tests, [cc])
+    why = s.reasons(g, [1] + tests)
+    if (1, cc) in why or not any((t, cc) in g for t in tests):
+        return s.not_run("; ".join(dict.fromkeys(why.values())))
+    reg = core.region(st.relation, float(st.value))
+    per = [(f"test={t}", core.two_sample(g[(t, cc)], g[(1, cc)], reg, ctx.alpha), reg)
+           for t in tests if (t, cc) in g]
+    e, v, note = core.all_levels(per, len(tests), "test")
+    paper = [f"test {t}: {core.fmt(s.paper[(s.metric, t, cc)] - s.paper[(s.metric, 1, cc)], 4)} {s.unit()}"
+             for t in tests if (s.metric, t, cc) in s.paper and (s.metric, 1, cc) in s.paper]
+    return s.row(e, "Welch t", v, [note, "vs test 1, per test", e.detail if e is not None else "",
+                                   ("paper's Table 7 gaps: " + ", ".join(paper)) if paper else ""])
+
+
+def claims(ctx: core.Ctx, statements: pd.DataFrame, directory) -> list[dict]:
+    """One row per statement of study 002 (columns ``core.COLUMNS`` minus paper), judged on ``ctx.df`` (streaming
+    rows, ``analysis.families.streaming``)."""
+    runs = run_table(ctx.df)
+    runs = runs[np.isfinite(pd.to_numeric(runs["test"], errors="coerce"))]
+    runs, extra = paper_configuration(runs)
+    paper = paper_means(Path(directory))
+    out = []
+    for st in statements.itertuples(index=False):
+        s = _S(ctx, runs, st, paper, extra)
+        if s.metric is None:
+            out.append(s.not_run(f"no measurement defined for quantity {st.quantity!r}"))
+        elif s.kind == "gap_minus_test1":
+            out.append(_minus_test1(s))
+        elif len(s.tests) == 1 and s.kind in ("value", "gap"):
+            out.append(_single(s))
+        else:
+            out.append(_over_tests(s))
+    return out

@@ -1,0 +1,287 @@
+"""PCC Vivace (testbed/cc/pcc_vivace.bpf.c, docs/pcc-vivace.md) on real flows: a BPF struct_ops congestion control
+registered for the test (testbed/cc/ccctl.sh acquire/release), iperf3 ``-C pcc_vivace`` through a 10 Mbit/s tbf
+bottleneck with a 100-packet pfifo and a ~30 ms base RTT (NFQUEUE delay shim, 15 ms per direction), in three
+namespaces of its own (``pv-<pid>-{s,r,d}``). Needs root, clang, bpftool, iperf3, iptables, tc and the shim's build
+dependencies (gcc, libnetfilter-queue-dev).
+
+Criteria (issue 17): one flow reaches >= 90 % of the bottleneck rate as iperf3 receiver goodput with a median RTT
+(``ss`` srtt samples of the flow) within 20 % of the base RTT; two flows share (Jain's index >= 0.8).
+
+Also a measurement script: ``python3 tests/test_pcc_vivace_netns.py --runs 3 --duration 20`` prints the numbers
+docs/pcc-vivace.md reports (as root, from the repository root).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+CC = ROOT / "testbed" / "cc"
+CCCTL = CC / "ccctl.sh"
+SHIM_DIR = ROOT / "testbed" / "delayshim"
+SHIM = SHIM_DIR / "delayshim"
+TOOLS = ["iperf3", "iptables", "tc", "ip", "ss", "ping", "clang", "bpftool", "make", "gcc", "jq"]
+
+RATE_MBIT = 10.0          # tbf rate
+BUFFER_PKTS = 100         # pfifo behind it
+ONE_WAY_MS = 15           # shim delay per direction: base RTT ~30 ms
+TBF_BURST = 3028          # testbed/topology.json defaults.tbf_burst_bytes.netns (2 frames)
+SERVER = "10.77.2.1"
+
+pytestmark = [
+    pytest.mark.netns,
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root"),
+    pytest.mark.skipif(any(shutil.which(t) is None for t in TOOLS), reason="testbed or BPF tools missing"),
+]
+
+
+def _sh(*cmd, check=True, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, check=check, **kw)
+
+
+class Bottleneck:
+    """sender ``<p>s`` -- router ``<p>r`` -- receiver ``<p>d``. The router forwards through the NFQUEUE delay shim
+    (ONE_WAY_MS per direction, as testbed/nodes/switch.sh starts it) and a tbf of RATE_MBIT with a BUFFER_PKTS pfifo
+    on both egress interfaces; offloads are off on every interface (testbed/nodes/host.sh), so the queue counts
+    MTU-sized packets."""
+
+    def __init__(self, prefix: str | None = None, one_way_ms: float = ONE_WAY_MS):
+        self.p = prefix or f"pv-{os.getpid()}-"
+        self.one_way_ms = one_way_ms
+        self.shim: subprocess.Popen | None = None
+
+    def ns(self, node: str) -> str:
+        return f"{self.p}{node}"
+
+    def ex(self, node: str, *cmd, check=True) -> subprocess.CompletedProcess:
+        return _sh("ip", "netns", "exec", self.ns(node), *cmd, check=check)
+
+    def up(self) -> "Bottleneck":
+        self.down()
+        if not os.access(SHIM, os.X_OK):
+            _sh("make", "-s", "-C", SHIM_DIR)
+        for n in "srd":
+            _sh("ip", "netns", "add", self.ns(n))
+            _sh("ip", "-n", self.ns(n), "link", "set", "lo", "up")
+        _sh("ip", "link", "add", "s0", "netns", self.ns("s"), "type", "veth", "peer", "name", "r0", "netns", self.ns("r"))
+        _sh("ip", "link", "add", "d0", "netns", self.ns("d"), "type", "veth", "peer", "name", "r1", "netns", self.ns("r"))
+        for node, dev, addr in (("s", "s0", "10.77.1.1/24"), ("r", "r0", "10.77.1.2/24"),
+                                ("d", "d0", "10.77.2.1/24"), ("r", "r1", "10.77.2.2/24")):
+            _sh("ip", "-n", self.ns(node), "addr", "add", addr, "dev", dev)
+            _sh("ip", "-n", self.ns(node), "link", "set", dev, "up")
+            self.ex(node, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", check=False)
+        _sh("ip", "-n", self.ns("s"), "route", "add", "default", "via", "10.77.1.2")
+        _sh("ip", "-n", self.ns("d"), "route", "add", "default", "via", "10.77.2.2")
+        self.ex("r", "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        for dev in ("r0", "r1"):
+            self.ex("r", "tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:", "tbf", "rate",
+                    f"{RATE_MBIT:g}mbit", "burst", TBF_BURST, "limit", 151400)
+            self.ex("r", "tc", "qdisc", "replace", "dev", dev, "parent", "1:1", "handle", "10:", "pfifo", "limit",
+                    BUFFER_PKTS)
+        if self.one_way_ms > 0:
+            self.ex("r", "iptables", "-w", "-A", "FORWARD", "-j", "NFQUEUE", "--queue-num", "0", "--queue-bypass")
+            self.shim = subprocess.Popen(["ip", "netns", "exec", self.ns("r"), str(SHIM), "-q", "0", "-d",
+                                          str(int(self.one_way_ms * 1000))],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+        return self
+
+    def down(self):
+        if self.shim is not None:
+            self.shim.terminate()
+            try:
+                self.shim.wait(5)
+            except subprocess.TimeoutExpired:
+                self.shim.kill()
+            self.shim = None
+        listed = _sh("ip", "netns", "list", check=False).stdout.split("\n")
+        names = {line.split()[0] for line in listed if line.strip()}
+        for n in "srd":
+            if self.ns(n) in names:
+                for pid in _sh("ip", "netns", "pids", self.ns(n), check=False).stdout.split():
+                    try:
+                        os.kill(int(pid), 15)
+                    except (ProcessLookupError, ValueError):
+                        pass
+                _sh("ip", "netns", "del", self.ns(n), check=False)
+
+    def base_rtt_ms(self, count: int = 20) -> float:
+        """median ping RTT on the idle path (the base RTT)"""
+        pings = self.ex("s", "ping", "-n", "-c", count, "-i", "0.05", SERVER).stdout
+        return statistics.median(_ping_times(pings))
+
+
+def _ping_times(text: str) -> list[float]:
+    return [float(tok.split("=")[1]) for line in text.splitlines() for tok in line.split() if tok.startswith("time=")]
+
+
+def _ss_sampler(bn: Bottleneck, path: Path, interval_s: float) -> subprocess.Popen:
+    """blocks of ``ss -tin dst SERVER`` each preceded by ``# ts=<epoch s>`` (the capture tools' ss/flowN.txt format,
+    analysis/figures/ss_samples.py)"""
+    script = f'while :; do echo "# ts=$(date +%s.%N)"; ss -tin dst {SERVER}; sleep {interval_s}; done'
+    return subprocess.Popen(["ip", "netns", "exec", bn.ns("s"), "bash", "-c", script], stdout=path.open("w"),
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def run_flows(bn: Bottleneck, cc: str, n_flows: int, duration_s: int, out: Path, ss_interval_s: float = 0.02) -> dict:
+    """n_flows parallel iperf3 flows (one server each) of duration_s with congestion control cc. Returns goodputs
+    (receiver, Mbit/s), Jain's index, the flows' ss srtt samples (ms, ESTAB data connections), ping RTTs taken
+    during the flows, the base RTT and the cc names ss saw."""
+    from analysis.figures.ss_samples import parse_ss
+
+    out.mkdir(parents=True, exist_ok=True)
+    base = bn.base_rtt_ms()
+    servers = [subprocess.Popen(["ip", "netns", "exec", bn.ns("d"), "iperf3", "-s", "-1", "-p", str(5201 + i)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i in range(n_flows)]
+    time.sleep(0.5)
+    ss = _ss_sampler(bn, out / "ss.txt", ss_interval_s)
+    ping = subprocess.Popen(["ip", "netns", "exec", bn.ns("s"), "ping", "-n", "-i", "0.1", "-w", str(duration_s),
+                             SERVER], stdout=(out / "ping.txt").open("w"), stderr=subprocess.DEVNULL)
+    clients = [subprocess.Popen(["ip", "netns", "exec", bn.ns("s"), "iperf3", "-c", SERVER, "-p", str(5201 + i),
+                                 "-C", cc, "-t", str(duration_s), "-J"],
+                                stdout=(out / f"client{i + 1}.json").open("w"), stderr=subprocess.PIPE, text=True)
+               for i in range(n_flows)]
+    try:
+        errs = [c.communicate(timeout=duration_s + 30)[1] for c in clients]
+    finally:
+        for p in clients + servers + [ping]:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        os.killpg(ss.pid, 15)
+        ss.wait()
+    goodput = []
+    for i, c in enumerate(clients):
+        res = json.loads((out / f"client{i + 1}.json").read_text() or "{}")
+        assert c.returncode == 0 and "end" in res, f"iperf3 flow {i + 1} failed: {errs[i]} {res.get('error')}"
+        goodput.append(res["end"]["sum_received"]["bits_per_second"] / 1e6)
+    df = parse_ss(out / "ss.txt")
+    df = df[df["state"] == "ESTAB"]
+    # iperf3's control connections move a few bytes; the data connections megabytes
+    moved = df.groupby("local")["bytes_acked"].max()
+    data = df[df["local"].isin(moved[moved > 1e6].index)]
+    t0 = data["ts"].min()
+    return {
+        "cc": cc, "n_flows": n_flows, "duration_s": duration_s, "base_rtt_ms": base,
+        "goodput_mbit": goodput, "sum_mbit": sum(goodput),
+        "jain": sum(goodput) ** 2 / (n_flows * sum(g * g for g in goodput)),
+        "ss_rtt_ms": data["rtt_ms"].dropna().tolist(),
+        "ss_rtt_ms_after_2s": data.loc[data["ts"] >= t0 + 2, "rtt_ms"].dropna().tolist(),
+        "ss_cc": sorted(set(data["cc"].dropna())),
+        "ping_ms": _ping_times((out / "ping.txt").read_text()),
+    }
+
+
+def summary(r: dict) -> str:
+    med = statistics.median(r["ss_rtt_ms"])
+    pmed = statistics.median(r["ping_ms"]) if r["ping_ms"] else float("nan")
+    return (f"{r['cc']} x{r['n_flows']} {r['duration_s']} s: goodput " + " + ".join(f"{g:.2f}" for g in r["goodput_mbit"])
+            + f" = {r['sum_mbit']:.2f} Mbit/s ({100 * r['sum_mbit'] / RATE_MBIT:.1f} % of {RATE_MBIT:g}), Jain "
+            f"{r['jain']:.3f}; base RTT {r['base_rtt_ms']:.2f} ms, ss srtt median {med:.2f} ms "
+            f"({100 * (med / r['base_rtt_ms'] - 1):+.1f} %, n={len(r['ss_rtt_ms'])}), after 2 s "
+            f"{statistics.median(r['ss_rtt_ms_after_2s']):.2f} ms, p90 "
+            f"{sorted(r['ss_rtt_ms'])[int(0.9 * len(r['ss_rtt_ms']))]:.2f} ms; ping median {pmed:.2f} ms")
+
+
+class Registration:
+    """pcc_vivace registered for the holder process (ccctl.sh acquire/release: reference counted with other users;
+    the last release unregisters only a registration ccctl made)."""
+
+    def __init__(self):
+        self.holder = subprocess.Popen(["sleep", "3600"])
+        res = _sh("bash", CCCTL, "acquire", "pcc_vivace", self.holder.pid, check=False, timeout=180)
+        if res.returncode != 0:
+            self.release()
+            raise RuntimeError(f"pcc_vivace could not be registered: {res.stdout} {res.stderr}")
+        self.info = json.loads(res.stdout)
+
+    def release(self):
+        _sh("bash", CCCTL, "release", "pcc_vivace", self.holder.pid, check=False, timeout=120)
+        self.holder.kill()
+        self.holder.wait()
+
+
+@pytest.fixture(scope="module")
+def path():
+    reg = Registration()
+    bn = Bottleneck()
+    try:
+        bn.up()
+        yield bn
+    finally:
+        bn.down()
+        reg.release()
+
+
+def test_object_builds_and_ccctl_lists_it():
+    res = _sh("make", "-C", CC, "build/pcc_vivace.bpf.o", check=False, timeout=300)
+    assert res.returncode == 0, res.stderr
+    obj = CC / "build" / "pcc_vivace.bpf.o"
+    assert obj.read_bytes()[:4] == b"\x7fELF"
+    status = json.loads(_sh("bash", CCCTL, "status").stdout)
+    assert status["pcc_vivace"]["implementation"] in ("bpf", "kernel"), status
+
+
+def test_one_flow_fills_the_bottleneck_at_base_rtt(path, tmp_path):
+    """>= 90 % of the 10 Mbit/s tbf rate as receiver goodput (the payload ceiling is 9.56 Mbit/s: 1448 of 1514
+    bytes per frame), median RTT within 20 % of the base RTT (ss srtt samples every 20 ms; ping at 10/s as a
+    second measure). docs/pcc-vivace.md: 92.0-92.7 % and +3 to +6 % measured."""
+    allowed = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control").read_text().split()
+    assert "pcc_vivace" in allowed            # TCP_CONG_NON_RESTRICTED
+    r = run_flows(path, "pcc_vivace", 1, 20, tmp_path)
+    print(summary(r))
+    assert r["ss_cc"] == ["pcc_vivace"]
+    assert r["sum_mbit"] >= 0.9 * RATE_MBIT, summary(r)
+    assert statistics.median(r["ss_rtt_ms"]) <= 1.2 * r["base_rtt_ms"], summary(r)
+    assert statistics.median(r["ping_ms"]) <= 1.2 * r["base_rtt_ms"], summary(r)
+
+
+def test_two_flows_share(path, tmp_path):
+    """Two concurrent flows: Jain's index of their goodputs >= 0.8 (measured 0.995-1.000). Their RTT is not
+    asserted: with two flows a standing queue builds (docs/pcc-vivace.md)."""
+    r = run_flows(path, "pcc_vivace", 2, 25, tmp_path)
+    print(summary(r))
+    assert r["ss_cc"] == ["pcc_vivace"]
+    assert r["jain"] >= 0.8, summary(r)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="measure pcc_vivace (or another cc) through the test's bottleneck")
+    ap.add_argument("--cc", default="pcc_vivace")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--flows", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--duration", type=int, default=20)
+    ap.add_argument("--out", default="/tmp/pcc-vivace-measure")
+    ap.add_argument("--json", action="store_true", help="also print each run's result as JSON")
+    args = ap.parse_args()
+    reg = Registration() if args.cc == "pcc_vivace" else None
+    bn = Bottleneck()
+    try:
+        bn.up()
+        for n in args.flows:
+            for k in range(args.runs):
+                r = run_flows(bn, args.cc, n, args.duration, Path(args.out) / f"{args.cc}-{n}-{k}")
+                print(summary(r), flush=True)
+                if args.json:
+                    print(json.dumps({k: v for k, v in r.items() if k not in ("ss_rtt_ms", "ss_rtt_ms_after_2s",
+                                                                            "ping_ms")}), flush=True)
+    finally:
+        bn.down()
+        if reg:
+            reg.release()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
