@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# Helpers of the capture tools (sourced, not executed): capture_tools/run_experiment.sh (study 000) and
-# capture_tools/run_dualpath.sh (studies 001, 003) measure host load and stop captures with the same code, so runs of
-# every study family are recorded on one scale (same meta.json fields).
+# Helpers of the capture tools (sourced, not executed): run_experiment.sh (study 000), run_dualpath.sh (001, 003),
+# run_chain.sh (004) and run_streaming.sh (002) measure host load, stop captures, log, skip and acquire the cc with
+# the same code, so runs of every study family are recorded on one scale (same meta.json fields).
 
 # host_load_sample -> JSON {wall_us, psi_some_us (null without PSI), loadavg1, ncpu}
 host_load_sample() {
@@ -54,4 +54,41 @@ wait_pid_timeout() {
         kill -KILL "$pid" 2>/dev/null || true
     fi
     wait "$pid" 2>/dev/null
+}
+
+# Run bookkeeping shared by the capture tools of the study families (the caller set out and TB, opened the run
+# directory with open_run_dir, and keeps the array held_ccs and cc_impl='{}'):
+# open_run_dir: create the run directory $out (made absolute) and open its capture.log ($LOG) on fd 3.
+open_run_dir() {
+    mkdir -p "$out"
+    out=$(cd "$out" && pwd)
+    LOG="$out/capture.log"
+    exec 3>>"$LOG"
+}
+
+# say MSG: a timestamped line in capture.log.
+say() { echo "[$(date -u +%H:%M:%S.%N)] $*" >&3; }
+
+# skip REASON: the run is SKIPPED: the one-line reason in $out/SKIPPED, in capture.log and on stderr; exit 3.
+# shellcheck disable=SC2154  # out is the caller's run directory
+skip() {
+    echo "$1" > "$out/SKIPPED"
+    say "SKIPPED: $1"
+    echo "$1" >&2
+    exit 3
+}
+
+# acquire_cc CC: the congestion control for this run (PID $$): the kernel's, else its BPF port (testbed/cc/ccctl.sh),
+# else the run is SKIPPED with ccctl's one-line reason. Adds CC to held_ccs (released by the caller's teardown) and
+# its implementation to cc_impl (meta.json).
+acquire_cc() {
+    local c=$1 info rc=0
+    info=$("$TB/cc/ccctl.sh" acquire "$c" "$$" 2>>"$LOG") || rc=$?
+    if [[ $rc -ne 0 ]]; then
+        [[ $rc -eq 3 ]] || info="$c: not available on this kernel — skipped (ccctl.sh failed, exit $rc)"
+        skip "$info"
+    fi
+    held_ccs+=("$c")
+    cc_impl=$(jq -c --argjson i "$info" '. + {($i.cc): ($i | del(.cc))}' <<<"$cc_impl")
+    say "cc $c: $(jq -r .implementation <<<"$info")"
 }

@@ -65,17 +65,7 @@ if [[ -e "$out/COMPLETE" || -e "$out/SKIPPED" ]]; then die "$out is already fini
 
 # ---------------------------------------------------------------------------------------------------------------
 P="${MPCC_NS_PREFIX:-mpcc-}"
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-LOG="$out/capture.log"
-exec 3>>"$LOG"
-say() { echo "[$(date -u +%H:%M:%S.%N)] $*" >&3; }
-skip() { # one-line reason -> SKIPPED, exit 3
-    echo "$1" > "$out/SKIPPED"
-    say "SKIPPED: $1"
-    echo "$1" >&2
-    exit 3
-}
+open_run_dir   # $out absolute, capture.log on fd 3 (capture_lib.sh)
 CH=("$TB/chain.sh")
 SNAPLEN=$(jq -r '.defaults.capture_snaplen // 128' "$TOPO")
 mapfile -t FLOWS < <(jq -r '.flows[].flow' <<<"$plan")
@@ -107,17 +97,9 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 say "run_chain: family 004 experiment $experiment cc $cc duration ${duration_s}s ${chain_args[*]} rep $rep"
 
-# the congestion control: the kernel's, else its BPF port (testbed/cc), else SKIPPED (as run_experiment.sh)
+# the congestion control: the kernel's, else its BPF port (testbed/cc), else SKIPPED (capture_lib.sh)
 cc_impl='{}'
-rc=0
-info=$("$TB/cc/ccctl.sh" acquire "$cc" "$$" 2>>"$LOG") || rc=$?
-if [[ $rc -ne 0 ]]; then
-    [[ $rc -eq 3 ]] || info="$cc: not available on this kernel — skipped (ccctl.sh failed, exit $rc)"
-    skip "$info"
-fi
-held_ccs+=("$cc")
-cc_impl=$(jq -c --argjson i "$info" '. + {($i.cc): ($i | del(.cc))}' <<<"$cc_impl")
-say "cc $cc: $(jq -r .implementation <<<"$info")"
+acquire_cc "$cc"
 
 # ---------------------------------------------------------------------------------------------------------------
 mkdir -p "$out/iperf3" "$out/ss" "$out/links"

@@ -102,17 +102,7 @@ if [[ -e "$out/COMPLETE" || -e "$out/SKIPPED" ]]; then die "$out is already fini
 
 # ---------------------------------------------------------------------------------------------------------------
 P="${MPCC_NS_PREFIX:-mpcc-}"
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-LOG="$out/capture.log"
-exec 3>>"$LOG"
-say() { echo "[$(date -u +%H:%M:%S.%N)] $*" >&3; }
-skip() { # one-line reason -> SKIPPED, exit 3
-    echo "$1" > "$out/SKIPPED"
-    say "SKIPPED: $1"
-    echo "$1" >&2
-    exit 3
-}
+open_run_dir   # $out absolute, capture.log on fd 3 (capture_lib.sh)
 DP=("$TB/dualpath.sh")
 SERVICE=$(jq -r .service.addr "$TOPO")
 CLIENT=$(jq -r .client "$TOPO")
@@ -159,17 +149,9 @@ if [[ "$transport" == mptcp ]]; then
     command -v mptcpize >/dev/null || die "mptcpize not installed (Debian: apt-get install mptcpize): iperf3 has no --mptcp here"
 fi
 
-# the congestion control: the kernel's, else its BPF port (testbed/cc), else SKIPPED (as run_experiment.sh)
+# the congestion control: the kernel's, else its BPF port (testbed/cc), else SKIPPED (capture_lib.sh)
 cc_impl='{}'
-rc=0
-info=$("$TB/cc/ccctl.sh" acquire "$cc" "$$" 2>>"$LOG") || rc=$?
-if [[ $rc -ne 0 ]]; then
-    [[ $rc -eq 3 ]] || info="$cc: not available on this kernel — skipped (ccctl.sh failed, exit $rc)"
-    skip "$info"
-fi
-held_ccs+=("$cc")
-cc_impl=$(jq -c --argjson i "$info" '. + {($i.cc): ($i | del(.cc))}' <<<"$cc_impl")
-say "cc $cc: $(jq -r .implementation <<<"$info")"
+acquire_cc "$cc"
 
 # ---------------------------------------------------------------------------------------------------------------
 mkdir -p "$out/iperf3" "$out/ss" "$out/ping" "$out/switches" "$out/nstat"

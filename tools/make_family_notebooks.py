@@ -317,7 +317,9 @@ else:
     ("code", scorecard("11")),
 ])
 
-SETUP_002 = SETUP.replace("({len(df)} path rows)", "({len(df)} client rows)")
+SETUP_002 = (SETUP.replace("({len(df)} path rows)", "({len(df)} client rows)")
+             .replace("queue {sorted(df['queue_mechanism'].dropna().unique())}",
+                      "background {sorted(df['background_tool'].dropna().unique())}"))
 
 notebook("12_study002_pcc_streaming.ipynb", "002", "../data/study002", [
     ("md", """# Study 002 — PCC Vivace vs CUBIC video streaming under UDP background traffic

@@ -244,7 +244,7 @@ def _bundle_run(src: Path, dst: Path, status: str, derived_src: Path | None) -> 
     for sub, pattern in (("ss", "*.txt"), ("iperf3", "*.json"), ("ping", "*.txt"), ("switches", "*.txt"),
                          ("nstat", "*.txt"), ("links", "*.txt"), ("video", "*.json"),
                          ("video", "*.progress"), ("background", "*.txt"), ("background", "*.json"),
-                         ("background", "*.log")):
+                         ("background", "*.out")):   # not D-ITG's binary per-packet *.log (the captures hold them)
         if not (src / sub).is_dir():
             continue
         for f in sorted((src / sub).glob(pattern)):

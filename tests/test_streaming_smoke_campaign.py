@@ -1,0 +1,71 @@
+"""The smoke profile of study 002 for real on the netns backend (root; CI runs it): ``campaigns/paper002.yaml
+--profile smoke`` (tests 1 and 5 x cubic / pcc_vivace) end to end through the campaign runner, then the dataset and the
+scorecard on it: every statement of data/reference/002 gets a verdict (or "not run" with its reason)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = [pytest.mark.netns, pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces"),
+              pytest.mark.skipif(shutil.which("ffmpeg") is None or shutil.which("curl") is None,
+                                 reason="ffmpeg and curl are needed (apt-get install ffmpeg curl)")]
+PREFIX = "ssmk-"
+
+
+@pytest.fixture(scope="module")
+def smoke002(tmp_path_factory):
+    out = tmp_path_factory.mktemp("paper002")
+    env = {**os.environ, "MPCC_NS_PREFIX": PREFIX}
+    r = subprocess.run([sys.executable, "-m", "mpcc.cli", "campaign", "run", str(REPO / "campaigns/paper002.yaml"),
+                        "--profile", "smoke", "--backend", "netns", "--out", str(out)], env=env,
+                       capture_output=True, text=True, timeout=900)
+    assert "Traceback" not in r.stderr
+    assert r.returncode == 0, r.stderr[-2000:]
+    leftovers = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert PREFIX not in leftovers
+    return out
+
+
+def _runs(out):
+    return {d.name: d for d in (out / "runs").iterdir() if ".incomplete-" not in d.name}
+
+
+def test_002_smoke_runs_complete(smoke002):
+    runs = _runs(smoke002)
+    assert sorted(runs) == ["test1__cubic__t8s__rep01", "test1__pcc_vivace__t8s__rep01",
+                            "test5__cubic__t6s__rep01", "test5__pcc_vivace__t6s__rep01"]
+    for name, d in runs.items():
+        if (d / "SKIPPED").exists():   # a kernel without BPF struct_ops congestion controls
+            assert "not available on this kernel" in (d / "SKIPPED").read_text(), name
+            continue
+        assert (d / "COMPLETE").exists(), name
+        for f in ("server.pcap", "client1.pcap", "client2.pcap", "client3.pcap", "meta.json", "ss/server.txt",
+                  "video/client1.progress"):
+            assert (d / f).exists(), f"{name}: {f}"
+        meta = json.loads((d / "meta.json").read_text())
+        assert meta["status"] == "complete" and meta["params"]["run_id"] == name
+
+
+def test_002_smoke_dataset_and_scorecard(smoke002):
+    from analysis import reference
+    from analysis.claims.registry import evaluate
+    from analysis.dataset import load_campaign
+
+    df = load_campaign(smoke002, progress=False)
+    complete = [n for n, d in _runs(smoke002).items() if (d / "COMPLETE").exists()]
+    assert set(df["run_id"]) == set(complete)
+    assert sorted(set(df["client"])) == [1, 2, 3]
+    # each client gets about the video's bitrate (3600 kbit/s) without background
+    t1 = df[df["experiment"] == "test1"]
+    assert ((t1["throughput_kbps"] > 0.75 * 3600) & (t1["throughput_kbps"] < 1.25 * 3600)).all(), t1["throughput_kbps"]
+    scores = evaluate(df, n_boot=200)
+    statements = reference.load_statements(reference.REFERENCE_DIR / "002")
+    assert set(statements["id"]) <= {c.split("/")[0] for c in scores["claim_id"]}
+    assert set(scores["paper"]) == {"002"}
+    assert scores.loc[scores["verdict"] == "not run", "note"].fillna("").str.len().gt(0).all()
