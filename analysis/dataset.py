@@ -328,14 +328,7 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
 
 def _input_files(run_dir: Path) -> dict[str, Path]:
     """{logical name: file} of the run's inputs; a gzip'd capture is listed under its plain name."""
-    out = {}
-    for name in ("params.json", "meta.json", "COMPLETE"):
-        if (run_dir / name).is_file():
-            out[name] = run_dir / name
-    for name in runmeta.CAPTURES:
-        p = runmeta.capture_path(run_dir, name)
-        if p is not None:
-            out[name] = p
+    out = runmeta.run_files(run_dir, runmeta.CAPTURES)
     ip = run_dir / "iperf3"
     if ip.is_dir():
         for p in sorted(ip.glob("*.json")):

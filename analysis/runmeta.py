@@ -79,6 +79,19 @@ def capture_path(run_dir, name: str) -> Path | None:
     return None
 
 
+def run_files(run_dir, captures) -> dict[str, Path]:
+    """{logical name: file} of a run's markers (params.json, meta.json, COMPLETE) and of its ``captures`` found plain
+    or compressed (:func:`capture_path`), listed under their plain names: the start of every study family's
+    ``input_files`` (the derived-table fingerprint)."""
+    d = Path(run_dir)
+    out = {name: d / name for name in ("params.json", "meta.json", "COMPLETE") if (d / name).is_file()}
+    for name in captures:
+        p = capture_path(d, name)
+        if p is not None:
+            out[name] = p
+    return out
+
+
 def read_capture(path, buffer=None):
     """Per-packet table of a capture (plain, .gz or .xz: ``analysis.ingest.read_pcap`` reads all three);
     ``buffer``: its content already read by ``fast_reader.load_buffer``."""

@@ -89,14 +89,7 @@ def input_files(run_dir: Path) -> dict[str, Path]:
     """{logical name: file} of a study-004 run's inputs (captures and ss samples under their plain names, also when
     compressed)."""
     run_dir = Path(run_dir)
-    out = {}
-    for name in ("params.json", "meta.json", "COMPLETE"):
-        if (run_dir / name).is_file():
-            out[name] = run_dir / name
-    for name in CAPTURES:
-        p = runmeta.capture_path(run_dir, name)
-        if p is not None:
-            out[name] = p
+    out = runmeta.run_files(run_dir, CAPTURES)
     d = run_dir / "iperf3"
     if d.is_dir():
         for p in sorted(d.glob("*.json*")):

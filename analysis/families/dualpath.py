@@ -94,14 +94,7 @@ def typed(df: pd.DataFrame) -> pd.DataFrame:
 
 def input_files(run_dir: Path) -> dict[str, Path]:
     """{logical name: file} of a dual-path run's inputs (captures under their plain names, also when xz'd)."""
-    out = {}
-    for name in ("params.json", "meta.json", "COMPLETE"):
-        if (run_dir / name).is_file():
-            out[name] = run_dir / name
-    for name in CAPTURES:
-        p = runmeta.capture_path(run_dir, name)
-        if p is not None:
-            out[name] = p
+    out = runmeta.run_files(run_dir, CAPTURES)
     d = run_dir / "iperf3"
     if d.is_dir():
         for p in sorted(d.glob("*.json")):

@@ -78,34 +78,18 @@ RUNS_COLUMNS = ["run_id", "status", "reason", "experiment", "cc", "background_mb
                 "rep"]
 
 
-
-
 def typed(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with the dtypes of :data:`COLUMNS` (float for numbers, int client/rep, None for missing text)."""
     return typed_columns(df, FLOAT_COLS, INT_COLS, TEXT_COLS + ["self_check_ok"])
-
-
-def _plain_or_compressed(path: Path) -> Path | None:
-    for cand in (path, path.with_name(path.name + ".xz"), path.with_name(path.name + ".gz")):
-        if cand.is_file():
-            return cand
-    return None
 
 
 def input_files(run_dir: Path) -> dict[str, Path]:
     """{logical name: file} of a study-002 run's inputs (captures and progress files under their plain names, also
     when compressed)."""
     run_dir = Path(run_dir)
-    out = {}
-    for name in ("params.json", "meta.json", "COMPLETE"):
-        if (run_dir / name).is_file():
-            out[name] = run_dir / name
-    for name in CAPTURES:
-        p = runmeta.capture_path(run_dir, name)
-        if p is not None:
-            out[name] = p
+    out = runmeta.run_files(run_dir, CAPTURES)
     for k in CLIENTS:
-        p = _plain_or_compressed(run_dir / "video" / f"client{k}.progress")
+        p = runmeta.capture_path(run_dir, f"video/client{k}.progress")
         if p is not None:
             out[f"video/client{k}.progress"] = p
     return out
@@ -271,7 +255,7 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
         m = flow_capture_metrics(_on_port(server, port), _on_port(client, port), port, f"{run_dir.name} client {k}")
         m["throughput_kbps"] = m.pop("goodput_mbps") * 1000.0
         m["playback_kbps"] = rate
-        prog = _plain_or_compressed(run_dir / "video" / f"client{k}.progress")
+        prog = runmeta.capture_path(run_dir, f"video/client{k}.progress")
         m.update(client_playback(prog, rate, _request_time(client, port)))
         m["client"] = k
         per.append(m)
