@@ -92,3 +92,30 @@ acquire_cc() {
     cc_impl=$(jq -c --argjson i "$info" '. + {($i.cc): ($i | del(.cc))}' <<<"$cc_impl")
     say "cc $c: $(jq -r .implementation <<<"$info")"
 }
+
+# refuse_to_start: the last check before the first root command: the netns backend needs root, and a finished run
+# directory (COMPLETE or SKIPPED in $out) is never overwritten. One-line errors (die, exit 2).
+refuse_to_start() {
+    [[ $EUID -eq 0 ]] || die "the netns backend needs root"
+    if [[ -e "$out/COMPLETE" || -e "$out/SKIPPED" ]]; then die "$out is already finished; refusing to overwrite"; fi
+}
+
+# stop_run_processes: the first half of every teardown. Further INT/TERM must not cut the teardown short: a killed
+# runner's parent-death signal can arrive more than once (once per exiting thread of the runner), and a user may
+# press Ctrl-C twice. Then the captures stop, and the run's processes ($pids) are killed and reaped.
+# shellcheck disable=SC2154  # pids is the caller's
+stop_run_processes() {
+    local p
+    trap - EXIT
+    trap '' INT TERM
+    stop_captures
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+
+# release_ccs: the last step of a teardown: every congestion control acquire_cc took for this run (PID $$) is given
+# back (testbed/cc/ccctl.sh unregisters a BPF one when no run holds it any more).
+release_ccs() {
+    local c
+    for c in "${held_ccs[@]}"; do "$TB/cc/ccctl.sh" release "$c" "$$" 2>>"$LOG" || true; done
+}

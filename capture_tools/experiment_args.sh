@@ -7,27 +7,38 @@
 die() { echo "error: $*" >&2; exit 2; }
 num() { [[ "$1" =~ ^[0-9]+([.][0-9]+)?$ ]]; }
 
+# parse_long_options "--opt=VAR ..." "$@": the long options of a capture tool, each taking exactly one value.
+# Each option's value goes into the variable (or associative-array element, e.g. PA[1-rate-mbit]) its spec names;
+# -h/--help prints the calling script's header comment (its usage text) and exits 0. An unknown option, an option
+# without a value or one given twice is a one-line error (exit 2) before anything else runs.
+parse_long_options() {
+    local -A _lo_var=() _lo_seen=()
+    local _lo_spec _lo_specs=()
+    read -r -d '' -a _lo_specs <<<"$1" || true    # split on blanks, no pathname expansion of PA[...]
+    for _lo_spec in "${_lo_specs[@]}"; do _lo_var[${_lo_spec%%=*}]=${_lo_spec#*=}; done
+    shift
+    while [[ $# -gt 0 ]]; do
+        if [[ "$1" == -h || "$1" == --help ]]; then
+            sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+            exit 0
+        fi
+        [[ -n "${_lo_var[$1]:-}" ]] || die "unknown option $1"
+        [[ $# -ge 2 ]] || die "option $1 needs a value"
+        [[ -z "${_lo_seen[$1]:-}" ]] || die "option $1 given twice"
+        _lo_seen[$1]=1
+        printf -v "${_lo_var[$1]}" '%s' "$2"
+        shift 2
+    done
+}
+
 parse_experiment_args() {
     local want=$1
     shift
     backend="" out="" experiment="" cc="" cc2="" cbr_mbps="" path_mode="" link_delay_ms="" loss_pct="" duration_s=""
     flow2_offset_s=0 path_skew_ms=0 rep=1
-    while [[ $# -gt 0 ]]; do
-        if [[ "$1" == -h || "$1" == --help ]]; then
-            # the calling script's header comment is its usage text
-            sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-            exit 0
-        fi
-        [[ $# -ge 2 ]] || die "option $1 needs a value"
-        case "$1" in
-            --backend) backend=$2 ;; --out) out=$2 ;; --experiment) experiment=$2 ;; --cc) cc=$2 ;; --cc2) cc2=$2 ;;
-            --cbr-mbps) cbr_mbps=$2 ;; --path-mode) path_mode=$2 ;; --link-delay-ms) link_delay_ms=$2 ;;
-            --loss-pct) loss_pct=$2 ;; --duration-s) duration_s=$2 ;; --flow2-offset-s) flow2_offset_s=$2 ;;
-            --path-skew-ms) path_skew_ms=$2 ;; --rep) rep=$2 ;;
-            *) die "unknown option $1" ;;
-        esac
-        shift 2
-    done
+    parse_long_options "--backend=backend --out=out --experiment=experiment --cc=cc --cc2=cc2 --cbr-mbps=cbr_mbps
+        --path-mode=path_mode --link-delay-ms=link_delay_ms --loss-pct=loss_pct --duration-s=duration_s
+        --flow2-offset-s=flow2_offset_s --path-skew-ms=path_skew_ms --rep=rep" "$@"
     [[ "$backend" == "$want" ]] || die "--backend must be $want for this capture tool, got '$backend'"
     [[ -n "$out" ]] || die "--out is required"
     [[ "$experiment" =~ ^(single_vs_multi|link_delay|loss_rate|tcp_fairness|udp_fairness)$ ]] || die "bad --experiment '$experiment'"

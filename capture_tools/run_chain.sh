@@ -22,23 +22,8 @@ source "$HERE/capture_lib.sh"       # host_load_sample/host_load_summary, stop_c
 # ---------------------------------------------------------------------------------------------------------------
 # options: every value is validated here, before any root command
 backend=netns out="" family="" experiment="" topology="" cc="" duration_s="" error_rate="" bandwidth="" rep=1
-declare -A SEEN=()
-while [[ $# -gt 0 ]]; do
-    if [[ "$1" == -h || "$1" == --help ]]; then
-        sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-        exit 0
-    fi
-    [[ $# -ge 2 ]] || die "option $1 needs a value"
-    [[ -z "${SEEN[$1]:-}" ]] || die "option $1 given twice"
-    SEEN[$1]=1
-    case "$1" in
-        --backend) backend=$2 ;; --out) out=$2 ;; --family) family=$2 ;; --experiment) experiment=$2 ;;
-        --topology) topology=$2 ;; --cc) cc=$2 ;; --duration-s) duration_s=$2 ;; --error-rate) error_rate=$2 ;;
-        --bandwidth-mbit) bandwidth=$2 ;; --rep) rep=$2 ;;
-        *) die "unknown option $1" ;;
-    esac
-    shift 2
-done
+parse_long_options "--backend=backend --out=out --family=family --experiment=experiment --topology=topology --cc=cc
+    --duration-s=duration_s --error-rate=error_rate --bandwidth-mbit=bandwidth --rep=rep" "$@"
 EXPERIMENTS="client_server multihop_varied multihop_uniform bottleneck"
 [[ "$backend" == netns ]] || die "--backend must be netns for this capture tool (study 004 runs on netns only), got '$backend'"
 [[ -n "$out" ]] || die "--out is required"
@@ -60,8 +45,7 @@ if ! plan=$("$TB/chain.sh" check "${chain_args[@]}" 2>&1); then
     grep -m1 '^error: ' <<<"$plan" >&2 || echo "error: testbed/chain.sh check failed: $(head -1 <<<"$plan")" >&2
     exit 2
 fi
-[[ $EUID -eq 0 ]] || die "the netns backend needs root"
-if [[ -e "$out/COMPLETE" || -e "$out/SKIPPED" ]]; then die "$out is already finished; refusing to overwrite"; fi
+refuse_to_start   # root, and never over a finished run (capture_lib.sh)
 
 # ---------------------------------------------------------------------------------------------------------------
 P="${MPCC_NS_PREFIX:-mpcc-}"
@@ -81,15 +65,10 @@ done
 
 pids=() tcpdump_pids=() held_ccs=()
 teardown() {
-    local rc=$? p c
-    # further INT/TERM must not cut the teardown short (see run_experiment.sh)
-    trap - EXIT
-    trap '' INT TERM
-    stop_captures
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    local rc=$?
+    stop_run_processes   # capture_lib.sh
     "${CH[@]}" down --topology-name "$topology" 2>>"$LOG" || true
-    for c in "${held_ccs[@]}"; do "$TB/cc/ccctl.sh" release "$c" "$$" 2>>"$LOG" || true; done
+    release_ccs
     exit "$rc"
 }
 trap teardown EXIT

@@ -27,25 +27,10 @@ declare -A PA=()
 in_range() { # VALUE LO HI LO_INCLUSIVE(1|0): a plain decimal number within the bounds
     num "$1" && awk -v v="$1" -v lo="$2" -v hi="$3" -v inc="$4" 'BEGIN{exit !((inc ? v >= lo : v > lo) && v <= hi)}'
 }
-while [[ $# -gt 0 ]]; do
-    if [[ "$1" == -h || "$1" == --help ]]; then
-        sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-        exit 0
-    fi
-    [[ $# -ge 2 ]] || die "option $1 needs a value"
-    case "$1" in
-        --backend) backend=$2 ;; --out) out=$2 ;; --family) family=$2 ;; --experiment) experiment=$2 ;;
-        --transport) transport=$2 ;; --tcp-path) tcp_path=$2 ;; --cc) cc=$2 ;; --mptcp-scheduler) sched=$2 ;;
-        --duration-s) duration_s=$2 ;; --udp-flood-mbps) flood_mbps=$2 ;; --udp-flood-start-s) flood_start=$2 ;;
-        --udp-flood-end-s) flood_end=$2 ;; --ping-interval-s) ping_interval=$2 ;; --rep) rep=$2 ;;
-        --path1-rate-mbit|--path1-delay-ms|--path1-buffer-pkts|--path1-buffer-bytes|\
-        --path2-rate-mbit|--path2-delay-ms|--path2-buffer-pkts|--path2-buffer-bytes)
-            [[ -z "${PA[${1#--path}]:-}" ]] || die "option $1 given twice"
-            PA[${1#--path}]=$2 ;;
-        *) die "unknown option $1" ;;
-    esac
-    shift 2
-done
+parse_long_options "--backend=backend --out=out --family=family --experiment=experiment --transport=transport
+    --tcp-path=tcp_path --cc=cc --mptcp-scheduler=sched --duration-s=duration_s --udp-flood-mbps=flood_mbps
+    --udp-flood-start-s=flood_start --udp-flood-end-s=flood_end --ping-interval-s=ping_interval --rep=rep
+    $(for k in 1 2; do for a in rate-mbit delay-ms buffer-pkts buffer-bytes; do echo "--path$k-$a=PA[$k-$a]"; done; done)" "$@"
 [[ "$backend" == netns ]] || die "--backend must be netns for this capture tool (dual-path families run on netns only), got '$backend'"
 [[ -n "$out" ]] || die "--out is required"
 [[ "$family" =~ ^[0-9]{3}$ && -f "$TB/families/$family/topology.json" ]] ||
@@ -97,8 +82,7 @@ for k in 1 2; do
         die "--path$k-buffer-bytes must be an integer 1514..999999999 (at least one full frame), got '${BUF[$k]}'"
     fi
 done
-[[ $EUID -eq 0 ]] || die "the netns backend needs root"
-if [[ -e "$out/COMPLETE" || -e "$out/SKIPPED" ]]; then die "$out is already finished; refusing to overwrite"; fi
+refuse_to_start   # root, and never over a finished run (capture_lib.sh)
 
 # ---------------------------------------------------------------------------------------------------------------
 P="${MPCC_NS_PREFIX:-mpcc-}"
@@ -118,15 +102,10 @@ DATA_PORT=5201 FLOOD_PORT=5202
 
 pids=() tcpdump_pids=() held_ccs=()
 teardown() {
-    local rc=$? p c
-    # further INT/TERM must not cut the teardown short (see run_experiment.sh)
-    trap - EXIT
-    trap '' INT TERM
-    stop_captures
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    local rc=$?
+    stop_run_processes   # capture_lib.sh
     "${DP[@]}" down --family "$family" 2>>"$LOG" || true
-    for c in "${held_ccs[@]}"; do "$TB/cc/ccctl.sh" release "$c" "$$" 2>>"$LOG" || true; done
+    release_ccs
     exit "$rc"
 }
 trap teardown EXIT

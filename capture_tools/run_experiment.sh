@@ -9,7 +9,7 @@ TB="$HERE/../testbed"
 # shellcheck source=capture_tools/experiment_args.sh
 source "$HERE/experiment_args.sh"
 # shellcheck source=capture_tools/capture_lib.sh
-source "$HERE/capture_lib.sh"       # host_load_sample/host_load_summary, stop_captures
+source "$HERE/capture_lib.sh"       # host_load_sample/host_load_summary, run directory, cc, teardown
 parse_experiment_args netns "$@"
 # `ss -ti` sampling interval, s (meta.json ss_interval_s); MPCC_SS_INTERVAL_S overrides it (0.005-10 s)
 SS_INTERVAL_S="${MPCC_SS_INTERVAL_S:-0.1}"
@@ -18,24 +18,17 @@ if ! [[ "$SS_INTERVAL_S" =~ ^[0-9]*\.?[0-9]+$ ]] || ! awk -v v="$SS_INTERVAL_S" 
     exit 2
 fi
 
+refuse_to_start   # root, and never over a finished run (capture_lib.sh)
+
 P="${MPCC_NS_PREFIX:-mpcc-}"
+open_run_dir   # $out absolute, capture.log on fd 3 (capture_lib.sh)
 mkdir -p "$out/iperf3" "$out/ss"
-out=$(cd "$out" && pwd)
-LOG="$out/capture.log"
-exec 3>>"$LOG"
-say() { echo "[$(date -u +%H:%M:%S.%N)] $*" >&3; }
 pids=() tcpdump_pids=() held_ccs=()
 teardown() {
     local rc=$?
-    # further INT/TERM must not cut the teardown short: a killed runner's parent-death signal can arrive more than
-    # once (once per exiting thread of the runner), and a user may press Ctrl-C twice
-    trap - EXIT
-    trap '' INT TERM
-    stop_captures
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    stop_run_processes   # capture_lib.sh
     "$TB/netns.sh" down 2>>"$LOG" || true
-    for c in "${held_ccs[@]}"; do "$TB/cc/ccctl.sh" release "$c" "$$" 2>>"$LOG" || true; done
+    release_ccs
     exit "$rc"
 }
 trap teardown EXIT
@@ -46,19 +39,7 @@ trap 'exit 143' TERM
 # teardown), else the run is SKIPPED with the reason. cc_impl (meta.json) says which implementation ran.
 cc_impl='{}'
 for c in $cc $cc2; do
-    [[ " ${held_ccs[*]} " == *" $c "* ]] && continue
-    rc=0
-    info=$("$TB/cc/ccctl.sh" acquire "$c" "$$" 2>>"$LOG") || rc=$?
-    if [[ $rc -ne 0 ]]; then
-        [[ $rc -eq 3 ]] || info="$c: not available on this kernel — skipped (ccctl.sh failed, exit $rc)"
-        echo "$info" > "$out/SKIPPED"
-        say "SKIPPED: $info"
-        echo "$info" >&2
-        exit 3
-    fi
-    held_ccs+=("$c")
-    cc_impl=$(jq -c --argjson i "$info" '. + {($i.cc): ($i | del(.cc))}' <<<"$cc_impl")
-    say "cc $c: $(jq -r .implementation <<<"$info")"
+    [[ " ${held_ccs[*]} " == *" $c "* ]] || acquire_cc "$c"   # capture_lib.sh
 done
 
 start_time=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)

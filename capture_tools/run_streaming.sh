@@ -31,23 +31,8 @@ source "$HERE/capture_lib.sh"       # host_load_sample/host_load_summary, stop_c
 # ---------------------------------------------------------------------------------------------------------------
 # options: every value is validated here, before any root command
 backend=netns out="" family="" experiment="" cc="" duration_s="" bg_mbps="" video_kbps=3600 rep=1
-declare -A SEEN=()
-while [[ $# -gt 0 ]]; do
-    if [[ "$1" == -h || "$1" == --help ]]; then
-        sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-        exit 0
-    fi
-    [[ $# -ge 2 ]] || die "option $1 needs a value"
-    [[ -z "${SEEN[$1]:-}" ]] || die "option $1 given twice"
-    SEEN[$1]=1
-    case "$1" in
-        --backend) backend=$2 ;; --out) out=$2 ;; --family) family=$2 ;; --experiment) experiment=$2 ;;
-        --cc) cc=$2 ;; --duration-s) duration_s=$2 ;; --background-mbps) bg_mbps=$2 ;; --video-kbps) video_kbps=$2 ;;
-        --rep) rep=$2 ;;
-        *) die "unknown option $1" ;;
-    esac
-    shift 2
-done
+parse_long_options "--backend=backend --out=out --family=family --experiment=experiment --cc=cc --duration-s=duration_s
+    --background-mbps=bg_mbps --video-kbps=video_kbps --rep=rep" "$@"
 declare -A BG_DEFAULT=([test1]=0 [test2]=8 [test3]=16 [test4]=24 [test5]=90)
 CCS="reno cubic bbr bic westwood westwood_e pcc_vivace"
 [[ "$backend" == netns ]] || die "--backend must be netns for this capture tool (study 002 runs on netns only), got '$backend'"
@@ -114,8 +99,7 @@ if awk -v r="$bg_mbps" 'BEGIN{exit !(r > 0)}'; then
         iperf3) bg_tool=iperf3 ;;
     esac
 fi
-[[ $EUID -eq 0 ]] || die "the netns backend needs root"
-if [[ -e "$out/COMPLETE" || -e "$out/SKIPPED" ]]; then die "$out is already finished; refusing to overwrite"; fi
+refuse_to_start   # root, and never over a finished run (capture_lib.sh)
 
 # ---------------------------------------------------------------------------------------------------------------
 P="${MPCC_NS_PREFIX:-mpcc-}"
@@ -137,13 +121,8 @@ BG_IPLEN=$((BG_PAYLOAD + 28))   # IPv4 + UDP headers
 
 pids=() tcpdump_pids=() held_ccs=() srv_default_set=0
 teardown() {
-    local rc=$? p c
-    # further INT/TERM must not cut the teardown short (see run_experiment.sh)
-    trap - EXIT
-    trap '' INT TERM
-    stop_captures
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    local rc=$?
+    stop_run_processes   # capture_lib.sh
     # the namespace's default holds a reference on its cc (a BPF one cannot be unregistered while it does):
     # hand it back before the namespace goes (its deletion is asynchronous)
     if [[ $srv_default_set == 1 ]]; then
@@ -151,7 +130,7 @@ teardown() {
     fi
     rm -f "$out"/video/client?.ts
     "${CH[@]}" down --topology "$TOPO" 2>>"$LOG" || true
-    for c in "${held_ccs[@]}"; do "$TB/cc/ccctl.sh" release "$c" "$$" 2>>"$LOG" || true; done
+    release_ccs
     exit "$rc"
 }
 trap teardown EXIT

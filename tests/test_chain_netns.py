@@ -15,6 +15,8 @@ from pathlib import Path
 import dpkt
 import pytest
 
+from tests.netns_helpers import complete_run, ip_packets, namespaces, root_tool_traps, without_options
+
 ROOT = Path(__file__).resolve().parents[1]
 CHAIN = ROOT / "testbed" / "chain.sh"
 RUN = ROOT / "capture_tools" / "run_chain.sh"
@@ -41,8 +43,7 @@ def _prefix(tag: str) -> str:
 
 
 def _namespaces(prefix: str = PREFIX) -> list[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines() if line.startswith(prefix)]
+    return namespaces(prefix)
 
 
 def _env(tag: str, **extra) -> dict:
@@ -58,14 +59,6 @@ def _path_links(topo: dict, flow: dict, bandwidth: float | None) -> list[dict]:
     for name in topo.get("bandwidth_links", []) if bandwidth is not None else []:
         links[name]["rate_mbit"] = bandwidth
     return [links[n] for n in flow["path"]]
-
-
-def _ip_packets(pcap: Path):
-    with open(pcap, "rb") as f:
-        for ts, buf in dpkt.pcap.Reader(f):
-            eth = dpkt.ethernet.Ethernet(buf)
-            if isinstance(eth.data, dpkt.ip.IP):
-                yield ts, eth.data
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -97,11 +90,7 @@ def runs(tmp_path_factory):
 
 def _complete(runs, topo) -> tuple[Path, dict]:
     d, rc, err = runs[topo]
-    if rc == 3:
-        pytest.skip(f"{topo}: {(d / 'SKIPPED').read_text().strip()}")
-    assert rc == 0, (topo, err[-2000:], (d / "capture.log").read_text()[-3000:] if (d / "capture.log").exists() else "")
-    assert (d / "COMPLETE").exists()
-    return d, json.loads((d / "meta.json").read_text())
+    return complete_run(d, rc, err, topo)
 
 
 @pytest.mark.parametrize("topo", TOPOLOGIES)
@@ -175,7 +164,7 @@ def test_packets_fit_the_592_byte_mtu(runs, topo):
         k, port = f["flow"], f["port"]
         for side in ("sender", "receiver"):
             lens, mss, data = [], [], 0
-            for _, ip in _ip_packets(d / f"flow{k}-{side}.pcap"):
+            for _, ip in ip_packets(d / f"flow{k}-{side}.pcap"):
                 lens.append(ip.len)
                 tcp = ip.data
                 if isinstance(tcp, dpkt.tcp.TCP) and port in (tcp.dport, tcp.sport):
@@ -213,7 +202,7 @@ def test_bottleneck_both_flows_carry_data(runs):
     # started together: both data connections' first SYNs within 2 s of each other
     syns = []
     for k, port in ((1, 5201), (2, 5202)):
-        syns.append(min(ts for ts, ip in _ip_packets(d / f"flow{k}-sender.pcap")
+        syns.append(min(ts for ts, ip in ip_packets(d / f"flow{k}-sender.pcap")
                         if isinstance(ip.data, dpkt.tcp.TCP) and ip.data.dport == port and ip.data.flags & dpkt.tcp.TH_SYN))
     assert abs(syns[0] - syns[1]) < 2, syns
     # both share the 20-packet bottleneck L3
@@ -281,32 +270,12 @@ ROOT_TOOLS = ("ip", "tc", "iptables", "iptables-save", "ethtool", "tcpdump", "ip
 
 @pytest.fixture()
 def trap_root_tools(tmp_path):
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
     calls = tmp_path / "calls.log"
-    for tool in ROOT_TOOLS:
-        f = bindir / tool
-        f.write_text(f"#!/bin/sh\necho \"{tool} $*\" >> {calls}\nexit 1\n")
-        f.chmod(0o755)
-    env = _env("x", PATH=f"{bindir}:{os.environ['PATH']}")
-    return env, calls
+    return _env("x", PATH=root_tool_traps(tmp_path / "bin", calls, ROOT_TOOLS)), calls
 
 
 GOOD = ["--family", "004", "--experiment", "client_server", "--topology", "client_server", "--cc", "westwood",
         "--duration-s", "6"]
-
-
-def _without(args, *opts):
-    out, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        if a in opts:
-            skip = True
-            continue
-        out.append(a)
-    return out
 
 
 @pytest.mark.parametrize("args,msg", [
@@ -314,14 +283,14 @@ def _without(args, *opts):
     (GOOD + ["--error-rate", "-0.1"], "--error-rate"),
     (GOOD + ["--error-rate", "1e-2"], "--error-rate"),
     (GOOD + ["--bandwidth-mbit", "4"], "--bandwidth-mbit applies only to a topology with bandwidth_links"),
-    (_without(GOOD, "--experiment", "--topology") + ["--experiment", "multihop_uniform", "--topology",
+    (without_options(GOOD, "--experiment", "--topology") + ["--experiment", "multihop_uniform", "--topology",
                                                      "multihop_uniform", "--bandwidth-mbit", "0"], "--bandwidth-mbit must be"),
-    (_without(GOOD, "--topology") + ["--topology", "bottleneck"], "--topology must equal the experiment's topology"),
-    (_without(GOOD, "--experiment", "--topology") + ["--experiment", "ring", "--topology", "ring"], "--experiment must be one of"),
-    (_without(GOOD, "--family") + ["--family", "003"], "--family must be 004"),
-    (_without(GOOD, "--cc") + ["--cc", "vegas"], "--cc must be one of reno cubic bbr bic westwood westwood_e"),
-    (_without(GOOD, "--cc"), "--cc must be one of"),
-    (_without(GOOD, "--duration-s") + ["--duration-s", "2.5"], "--duration-s must be a positive integer"),
+    (without_options(GOOD, "--topology") + ["--topology", "bottleneck"], "--topology must equal the experiment's topology"),
+    (without_options(GOOD, "--experiment", "--topology") + ["--experiment", "ring", "--topology", "ring"], "--experiment must be one of"),
+    (without_options(GOOD, "--family") + ["--family", "003"], "--family must be 004"),
+    (without_options(GOOD, "--cc") + ["--cc", "vegas"], "--cc must be one of reno cubic bbr bic westwood westwood_e"),
+    (without_options(GOOD, "--cc"), "--cc must be one of"),
+    (without_options(GOOD, "--duration-s") + ["--duration-s", "2.5"], "--duration-s must be a positive integer"),
     (GOOD + ["--rep", "0"], "--rep must be a positive integer"),
     (GOOD + ["--backend", "vagrant"], "--backend must be netns"),
     (GOOD + ["--error-rate", "0.1", "--error-rate", "0.2"], "given twice"),

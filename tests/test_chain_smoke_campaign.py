@@ -3,12 +3,12 @@
 the campaign runner, then the dataset and the scorecard on it: every statement of data/reference/004 gets a verdict."""
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from tests.netns_helpers import run_campaign
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.netns, pytest.mark.slow,
@@ -20,16 +20,8 @@ SLOWEST = {"client_server": 0.5, "multihop_varied": 0.5, "multihop_uniform": 4.0
 
 @pytest.fixture(scope="module")
 def smoke004(tmp_path_factory):
-    out = tmp_path_factory.mktemp("paper004")
-    env = {**os.environ, "MPCC_NS_PREFIX": PREFIX}
-    r = subprocess.run([sys.executable, "-m", "mpcc.cli", "campaign", "run", str(REPO / "campaigns/paper004.yaml"),
-                        "--profile", "smoke", "--backend", "netns", "--out", str(out), "--jobs", "2"], env=env,
-                       capture_output=True, text=True, timeout=900)
-    assert "Traceback" not in r.stderr
-    assert r.returncode == 0, r.stderr[-2000:]
-    leftovers = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert PREFIX not in leftovers
-    return out
+    return run_campaign(REPO / "campaigns/paper004.yaml", tmp_path_factory.mktemp("paper004"), PREFIX,
+                        "--profile", "smoke", "--jobs", "2")
 
 
 def _runs(out):

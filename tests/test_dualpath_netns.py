@@ -13,6 +13,8 @@ from pathlib import Path
 import dpkt
 import pytest
 
+from tests.netns_helpers import namespaces
+
 ROOT = Path(__file__).resolve().parents[1]
 DUALPATH = ROOT / "testbed" / "dualpath.sh"
 RUN = ROOT / "capture_tools" / "run_dualpath.sh"
@@ -30,8 +32,7 @@ DATA_PORT, FLOOD_PORT = 5201, 5202
 
 
 def _namespaces() -> list[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines() if line.startswith(PREFIX)]
+    return namespaces(PREFIX)
 
 
 def _run(out: Path, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:

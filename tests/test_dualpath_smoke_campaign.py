@@ -4,11 +4,11 @@ campaign runner, each COMPLETE or SKIPPED with its reason."""
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.netns_helpers import run_campaign
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.netns, pytest.mark.slow,
@@ -18,15 +18,8 @@ PREFIX = "dsmk-"
 
 
 def _campaign(tmp_path_factory, name):
-    out = tmp_path_factory.mktemp(name)
-    env = {**os.environ, "MPCC_NS_PREFIX": PREFIX}
-    r = subprocess.run([sys.executable, "-m", "mpcc.cli", "campaign", "run", str(REPO / f"campaigns/{name}.yaml"),
-                        "--profile", "smoke", "--backend", "netns", "--out", str(out)], env=env, capture_output=True,
-                       text=True, timeout=600)
-    assert "Traceback" not in r.stderr
-    assert r.returncode == 0, r.stderr[-2000:]
-    leftovers = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert PREFIX not in leftovers
+    out = run_campaign(REPO / f"campaigns/{name}.yaml", tmp_path_factory.mktemp(name), PREFIX, "--profile", "smoke",
+                       timeout=600)
     return {d.name: d for d in (out / "runs").iterdir() if ".incomplete-" not in d.name}
 
 

@@ -4,10 +4,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.netns_helpers import run_campaign
 from scipy import stats
 
 REPO = Path(__file__).resolve().parents[1]
@@ -19,15 +20,7 @@ pytestmark = [pytest.mark.netns, pytest.mark.slow,
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    out = tmp_path_factory.mktemp("smoke")
-    env = {**os.environ, "MPCC_NS_PREFIX": "smk-"}
-    r = subprocess.run([sys.executable, "-m", "mpcc.cli", "campaign", "run", str(REPO / "campaigns/smoke.yaml"),
-                        "--backend", "netns", "--out", str(out), "--jobs", "2"], env=env, capture_output=True, text=True,
-                       timeout=900)
-    assert "Traceback" not in r.stderr
-    assert r.returncode == 0, r.stderr[-2000:]
-    leftovers = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert "smk-" not in leftovers
+    out = run_campaign(REPO / "campaigns/smoke.yaml", tmp_path_factory.mktemp("smoke"), "smk-", "--jobs", "2")
     if shutil.which("bpftool"):  # no congestion control of ours left registered (testbed/cc/ccctl.sh)
         regs = subprocess.run(["bpftool", "struct_ops", "show"], capture_output=True, text=True).stdout
         assert not list(Path(os.environ.get("MPCC_CC_STATE", "/run/mpcc-cc")).glob("*.id")), regs

@@ -18,6 +18,8 @@ from pathlib import Path
 import dpkt
 import pytest
 
+from tests.netns_helpers import complete_run, ip_packets, namespaces, root_tool_traps, without_options
+
 ROOT = Path(__file__).resolve().parents[1]
 CHAIN = ROOT / "testbed" / "chain.sh"
 RUN = ROOT / "capture_tools" / "run_streaming.sh"
@@ -50,8 +52,7 @@ def _prefix(tag: str) -> str:
 
 
 def _namespaces(prefix: str = PREFIX) -> list[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines() if line.startswith(prefix)]
+    return namespaces(prefix)
 
 
 def _env(tag: str, **extra) -> dict:
@@ -60,14 +61,6 @@ def _env(tag: str, **extra) -> dict:
 
 def _topology() -> dict:
     return json.loads(TOPO_FILE.read_text())
-
-
-def _ip_packets(pcap: Path):
-    with open(pcap, "rb") as f:
-        for ts, buf in dpkt.pcap.Reader(f):
-            eth = dpkt.ethernet.Ethernet(buf)
-            if isinstance(eth.data, dpkt.ip.IP):
-                yield ts, eth.data
 
 
 def _addr(ip_bytes: bytes) -> str:
@@ -100,11 +93,7 @@ def runs(tmp_path_factory):
 
 def _complete(runs, tag) -> tuple[Path, dict]:
     d, rc, err = runs[tag]
-    if rc == 3:
-        pytest.skip(f"{SPEC[tag][1]}: {(d / 'SKIPPED').read_text().strip()}")
-    assert rc == 0, (tag, err[-2000:], (d / "capture.log").read_text()[-3000:] if (d / "capture.log").exists() else "")
-    assert (d / "COMPLETE").exists()
-    return d, json.loads((d / "meta.json").read_text())
+    return complete_run(d, rc, err, SPEC[tag][1])
 
 
 @pytest.mark.parametrize("tag", SPEC)
@@ -196,7 +185,7 @@ def test_server_capture_shows_the_three_streams(runs, tag):
     srv = t["streams"][0]["server_addr"]
     payload: dict[int, int] = {}
     clients: dict[int, set] = {}
-    for _, ip in _ip_packets(d / "server.pcap"):
+    for _, ip in ip_packets(d / "server.pcap"):
         tcp = ip.data
         if isinstance(tcp, dpkt.tcp.TCP) and _addr(ip.src) == srv and 8001 <= tcp.sport <= 8003:
             n = ip.len - ip.hl * 4 - tcp.off * 4
@@ -211,7 +200,7 @@ def test_server_capture_shows_the_three_streams(runs, tag):
         assert meta["streams"][s["stream"] - 1]["server_data_pkts"] > 100
     # and each client's capture holds its own stream only
     for s in t["streams"]:
-        ports = {ip.data.sport for _, ip in _ip_packets(d / f"client{s['stream']}.pcap")
+        ports = {ip.data.sport for _, ip in ip_packets(d / f"client{s['stream']}.pcap")
                  if isinstance(ip.data, dpkt.tcp.TCP) and _addr(ip.src) == srv}
         assert ports == {s["port"]}, ports
 
@@ -222,7 +211,7 @@ def test_background_observed_at_the_sink(runs, tag):
     d, meta = _complete(runs, tag)
     bg_mbps = SPEC[tag][4]
     t = _topology()["background"]
-    pkts = [(ts, ip) for ts, ip in _ip_packets(d / "sink.pcap") if isinstance(ip.data, dpkt.udp.UDP)]
+    pkts = [(ts, ip) for ts, ip in ip_packets(d / "sink.pcap") if isinstance(ip.data, dpkt.udp.UDP)]
     if bg_mbps == 0:
         assert pkts == [] and meta["background"]["tool"] is None
         return
@@ -334,43 +323,23 @@ ROOT_TOOLS = ("ip", "tc", "iptables", "iptables-save", "ethtool", "tcpdump", "ip
 
 @pytest.fixture()
 def trap_root_tools(tmp_path):
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
     calls = tmp_path / "calls.log"
-    for tool in ROOT_TOOLS:
-        f = bindir / tool
-        f.write_text(f"#!/bin/sh\necho \"{tool} $*\" >> {calls}\nexit 1\n")
-        f.chmod(0o755)
-    env = _env("x", PATH=f"{bindir}:{os.environ['PATH']}")
-    return env, calls
+    return _env("x", PATH=root_tool_traps(tmp_path / "bin", calls, ROOT_TOOLS)), calls
 
 
 GOOD = ["--family", "002", "--experiment", "test5", "--cc", "cubic", "--duration-s", "6"]
 
 
-def _without(args, *opts):
-    out, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        if a in opts:
-            skip = True
-            continue
-        out.append(a)
-    return out
-
-
 @pytest.mark.parametrize("args,env,msg", [
-    (_without(GOOD, "--experiment") + ["--experiment", "test6"], {}, "--experiment must be one of test1 test2"),
-    (_without(GOOD, "--experiment"), {}, "--experiment must be one of"),
-    (_without(GOOD, "--cc") + ["--cc", "vegas"], {}, "--cc must be one of reno cubic bbr bic westwood westwood_e pcc_vivace"),
-    (_without(GOOD, "--cc") + ["--cc", "reno cubic"], {}, "--cc must be one of"),
-    (_without(GOOD, "--cc"), {}, "--cc must be one of"),
-    (_without(GOOD, "--family") + ["--family", "004"], {}, "--family must be 002"),
-    (_without(GOOD, "--duration-s") + ["--duration-s", "0"], {}, "--duration-s must be a positive integer"),
-    (_without(GOOD, "--duration-s") + ["--duration-s", "2.5"], {}, "--duration-s must be a positive integer"),
-    (_without(GOOD, "--duration-s"), {}, "--duration-s must be a positive integer"),
+    (without_options(GOOD, "--experiment") + ["--experiment", "test6"], {}, "--experiment must be one of test1 test2"),
+    (without_options(GOOD, "--experiment"), {}, "--experiment must be one of"),
+    (without_options(GOOD, "--cc") + ["--cc", "vegas"], {}, "--cc must be one of reno cubic bbr bic westwood westwood_e pcc_vivace"),
+    (without_options(GOOD, "--cc") + ["--cc", "reno cubic"], {}, "--cc must be one of"),
+    (without_options(GOOD, "--cc"), {}, "--cc must be one of"),
+    (without_options(GOOD, "--family") + ["--family", "004"], {}, "--family must be 002"),
+    (without_options(GOOD, "--duration-s") + ["--duration-s", "0"], {}, "--duration-s must be a positive integer"),
+    (without_options(GOOD, "--duration-s") + ["--duration-s", "2.5"], {}, "--duration-s must be a positive integer"),
+    (without_options(GOOD, "--duration-s"), {}, "--duration-s must be a positive integer"),
     (GOOD + ["--background-mbps", "100.5"], {}, "--background-mbps must be 0 or a number in [0.1, 100] (Mbit/s: at most"),
     (GOOD + ["--background-mbps", "0.05"], {}, "--background-mbps must be 0 or a number in [0.1, 100]"),
     (GOOD + ["--background-mbps", "1e2"], {}, "--background-mbps must be 0 or a number"),

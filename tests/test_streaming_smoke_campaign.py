@@ -4,11 +4,11 @@ scorecard on it: every statement of data/reference/002 gets a verdict (or "not r
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.netns_helpers import run_campaign
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.netns, pytest.mark.slow,
@@ -20,16 +20,8 @@ PREFIX = "ssmk-"
 
 @pytest.fixture(scope="module")
 def smoke002(tmp_path_factory):
-    out = tmp_path_factory.mktemp("paper002")
-    env = {**os.environ, "MPCC_NS_PREFIX": PREFIX}
-    r = subprocess.run([sys.executable, "-m", "mpcc.cli", "campaign", "run", str(REPO / "campaigns/paper002.yaml"),
-                        "--profile", "smoke", "--backend", "netns", "--out", str(out)], env=env,
-                       capture_output=True, text=True, timeout=900)
-    assert "Traceback" not in r.stderr
-    assert r.returncode == 0, r.stderr[-2000:]
-    leftovers = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert PREFIX not in leftovers
-    return out
+    return run_campaign(REPO / "campaigns/paper002.yaml", tmp_path_factory.mktemp("paper002"), PREFIX,
+                        "--profile", "smoke")
 
 
 def _runs(out):

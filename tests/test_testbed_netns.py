@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.netns_helpers import namespaces
+
 ROOT = Path(__file__).resolve().parents[1]
 NETNS = ROOT / "testbed" / "netns.sh"
 RUN = ROOT / "capture_tools" / "run_experiment.sh"
@@ -30,8 +32,7 @@ def env():
 
 
 def _namespaces(prefix: str) -> list[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines() if line.startswith(prefix)]
+    return namespaces(prefix)
 
 
 def _run(env, out: Path, *args: str) -> subprocess.CompletedProcess:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mpcc.errors import UserError
-from mpcc.families.common import REPO, as_list, check_number, num
+from mpcc.families.common import REPO, as_list, check_number, experiment_header, num
 
 BACKENDS = ("netns",)
 CCS = ("reno", "cubic", "bbr", "bic", "westwood")   # what capture_tools/run_dualpath.sh accepts
@@ -215,17 +215,7 @@ def check_defaults(spec: FamilySpec, defaults: dict, where: str) -> None:
 
 
 def expand(spec: FamilySpec, exp: dict, defaults: dict, reps: int, where: str) -> list[DualpathRun]:
-    if not isinstance(exp, dict):
-        raise UserError(f"{where}: each experiment must be a mapping")
-    name = exp.get("experiment")
-    if name not in spec.experiments:
-        raise UserError(f"{where}: experiment must be one of {', '.join(spec.experiments)}, got {name!r}")
-    unknown = set(exp) - _allowed_keys(spec) - {"experiment", "reps"}
-    if unknown:
-        raise UserError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-    e_reps = exp.get("reps", reps)
-    if isinstance(e_reps, bool) or not isinstance(e_reps, int) or not 1 <= e_reps <= 1000:
-        raise UserError(f"{where}: reps must be an integer 1..1000")
+    name, e_reps = experiment_header(exp, tuple(spec.experiments), _allowed_keys(spec), reps, where)
     merged = {**defaults, **{k: v for k, v in exp.items() if k not in ("experiment", "reps")}}
     flood_given = [k for k in FLOOD_KEYS if k in exp]
     if name in spec.flood_experiments:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mpcc.errors import UserError
-from mpcc.families.common import REPO, as_list as _as_list, check_number, num as _num
+from mpcc.families.common import REPO, as_list as _as_list, check_number, experiment_header, num as _num
 
 FAMILY = "000"
 TITLE = "TCP congestion control over per-packet round-robin multi-path routing (study 000)"
@@ -95,18 +95,8 @@ def _check_cc(value, where: str, key: str = "cc") -> str:
 
 
 def expand(exp: dict, defaults: dict, reps: int, where: str) -> list[Run]:
-    if not isinstance(exp, dict):
-        raise UserError(f"{where}: each experiment must be a mapping")
-    name = exp.get("experiment")
-    if name not in EXPERIMENTS:
-        raise UserError(f"{where}: experiment must be one of {', '.join(EXPERIMENTS)}, got {name!r}")
-    allowed = set(NUMERIC) | {"experiment", "cc", "cc_pair", "path_mode", "reps"}
-    unknown = set(exp) - allowed
-    if unknown:
-        raise UserError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-    e_reps = exp.get("reps", reps)
-    if isinstance(e_reps, bool) or not isinstance(e_reps, int) or not 1 <= e_reps <= 1000:
-        raise UserError(f"{where}: reps must be an integer 1..1000")
+    name, e_reps = experiment_header(exp, tuple(EXPERIMENTS), set(NUMERIC) | {"cc", "cc_pair", "path_mode"}, reps,
+                                     where)
     merged = {**defaults, **{k: v for k, v in exp.items() if k not in ("experiment", "reps")}}
 
     if name == "tcp_fairness":

@@ -1,0 +1,79 @@
+"""What the real-namespace tests share: listing a test's namespaces, reading the IPv4 packets of a capture, and
+checking that a capture tool's run directory is complete (exit 0, `COMPLETE` written last, meta.json readable).
+A test skips when the tool recorded the run as SKIPPED (exit 3, e.g. a CC this kernel cannot have), with the tool's
+reason."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import dpkt
+import pytest
+
+
+def namespaces(prefix: str) -> list[str]:
+    """Names of the network namespaces whose name starts with ``prefix`` (a test's MPCC_NS_PREFIX)."""
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith(prefix)]
+
+
+def ip_packets(pcap: Path):
+    """(timestamp s, dpkt IP) of every IPv4 packet of an Ethernet pcap."""
+    with open(pcap, "rb") as f:
+        for ts, buf in dpkt.pcap.Reader(f):
+            eth = dpkt.ethernet.Ethernet(buf)
+            if isinstance(eth.data, dpkt.ip.IP):
+                yield ts, eth.data
+
+
+def complete_run(d: Path, returncode: int, stderr: str, label: str) -> tuple[Path, dict]:
+    """Assert that the capture tool finished run directory ``d`` (exit 0 and `COMPLETE`) and return it with its
+    meta.json; skip with the tool's reason when it exited 3 (SKIPPED)."""
+    if returncode == 3:
+        pytest.skip(f"{label}: {(d / 'SKIPPED').read_text().strip()}")
+    log = d / "capture.log"
+    assert returncode == 0, (label, stderr[-2000:], log.read_text()[-3000:] if log.exists() else "")
+    assert (d / "COMPLETE").exists()
+    return d, json.loads((d / "meta.json").read_text())
+
+
+def run_campaign(campaign: Path, out: Path, prefix: str, *options: str, timeout: int = 900) -> Path:
+    """Record ``campaign`` for real with the campaign runner on the netns backend into ``out`` (namespaces named
+    ``prefix``...), assert it ended cleanly (exit 0, no traceback, no namespace left) and return ``out``."""
+    import os
+    import sys
+    r = subprocess.run([sys.executable, "-m", "mpcc.cli", "campaign", "run", str(campaign), "--backend", "netns",
+                        "--out", str(out), *options], env={**os.environ, "MPCC_NS_PREFIX": prefix},
+                       capture_output=True, text=True, timeout=timeout)
+    assert "Traceback" not in r.stderr
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert namespaces(prefix) == []
+    return out
+
+
+def root_tool_traps(bindir: Path, calls: Path, tools) -> str:
+    """Put a stand-in for each root tool (ip, tc, nft, ...) into ``bindir`` that logs its call to ``calls`` and
+    fails; returns the PATH that finds them first. A test of input validation then proves that no root command ran:
+    ``calls`` must not exist."""
+    import os
+    bindir.mkdir(parents=True, exist_ok=True)
+    for tool in tools:
+        f = bindir / tool
+        f.write_text(f"#!/bin/sh\necho \"{tool} $*\" >> {calls}\nexit 1\n")
+        f.chmod(0o755)
+    return f"{bindir}:{os.environ['PATH']}"
+
+
+def without_options(args: list[str], *opts: str) -> list[str]:
+    """``args`` without the options ``opts`` and their values."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in opts:
+            skip = True
+            continue
+        out.append(a)
+    return out
