@@ -102,15 +102,22 @@ refuse_to_start() {
 
 # stop_run_processes: the first half of every teardown. Further INT/TERM must not cut the teardown short: a killed
 # runner's parent-death signal can arrive more than once (once per exiting thread of the runner), and a user may
-# press Ctrl-C twice. Then the captures stop, and the run's processes ($pids) are killed and reaped.
-# shellcheck disable=SC2154  # pids is the caller's
+# press Ctrl-C twice. Then end_processes.
 stop_run_processes() {
-    local p
     trap - EXIT
     trap '' INT TERM
+    end_processes
+}
+
+# end_processes: the captures stop, and the run's processes ($pids) are killed, reaped and forgotten (after the
+# flows, and in the teardown).
+# shellcheck disable=SC2154  # pids is the caller's
+end_processes() {
+    local p
     stop_captures
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    pids=()
 }
 
 # release_ccs: the last step of a teardown: every congestion control acquire_cc took for this run (PID $$) is given

@@ -160,10 +160,7 @@ for k in "${FLOWS[@]}"; do wait_pid_timeout "${SRV[$k]}" 15 || say "flow $k serv
 say "flows done"
 host_load1=$(host_load_sample)
 sleep 0.5
-stop_captures
-for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-pids=()
+end_processes   # capture_lib.sh
 
 # ---------------------------------------------------------------------------------------------------------------
 # after the flows: link queues (drops), the error model's counters, what the captures show

@@ -236,10 +236,7 @@ if [[ -n "$fsrv" ]]; then wait_pid_timeout "$fsrv" 15 || say "flood server exit 
 say "flows done"
 host_load1=$(host_load_sample)
 sleep 0.5
-stop_captures
-for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-pids=()
+end_processes   # capture_lib.sh
 
 # ---------------------------------------------------------------------------------------------------------------
 # after the flow: switch queues (drops), MPTCP counters, what the captures show

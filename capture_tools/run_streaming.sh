@@ -372,10 +372,7 @@ fi
 # libpcap hands tcpdump its ring buffer's packets in blocks, retired when full or after 1 s: a capture stopped
 # earlier than 1 s after its last packet loses them
 sleep 1.2
-stop_captures
-for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-pids=()
+end_processes   # capture_lib.sh
 queues1=$(qdisc_json)
 { echo "== tc -s qdisc show (link $SHARED, namespace $L_NS) =="; ip netns exec "$P$L_NS" tc -s qdisc show
   echo "== tc -s class show =="; for d in "$L_IFA" "$L_IFB"; do echo "-- $d"; ip netns exec "$P$L_NS" tc -s class show dev "$d"; done

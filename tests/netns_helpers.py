@@ -5,7 +5,9 @@ reason."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import dpkt
@@ -41,8 +43,6 @@ def complete_run(d: Path, returncode: int, stderr: str, label: str) -> tuple[Pat
 def run_campaign(campaign: Path, out: Path, prefix: str, *options: str, timeout: int = 900) -> Path:
     """Record ``campaign`` for real with the campaign runner on the netns backend into ``out`` (namespaces named
     ``prefix``...), assert it ended cleanly (exit 0, no traceback, no namespace left) and return ``out``."""
-    import os
-    import sys
     r = subprocess.run([sys.executable, "-m", "mpcc.cli", "campaign", "run", str(campaign), "--backend", "netns",
                         "--out", str(out), *options], env={**os.environ, "MPCC_NS_PREFIX": prefix},
                        capture_output=True, text=True, timeout=timeout)
@@ -56,7 +56,6 @@ def root_tool_traps(bindir: Path, calls: Path, tools) -> str:
     """Put a stand-in for each root tool (ip, tc, nft, ...) into ``bindir`` that logs its call to ``calls`` and
     fails; returns the PATH that finds them first. A test of input validation then proves that no root command ran:
     ``calls`` must not exist."""
-    import os
     bindir.mkdir(parents=True, exist_ok=True)
     for tool in tools:
         f = bindir / tool
