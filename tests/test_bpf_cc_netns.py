@@ -197,8 +197,8 @@ def test_features_report_the_implementation():
 def test_westwood_e_grows_faster_than_westwood_below_wmax(env, tmp_path):
     """Study 004's Westwood+e (testbed/cc/westwood_e.bpf.c, eq. (8) with alpha = 0.01) against Westwood+ on the same
     real path (single path, 10 Mbit/s, 20 ms, 1 % loss, 30 s, ss every 10 ms): after each loss recovery that leaves
-    the window below Wmax, Westwood+ adds ~1 packet per RTT (Reno's increase) and Westwood+e several (measured: means
-    of 1.5 vs 9-11 packets in the RTT after recovery)."""
+    the window below Wmax, Westwood+ adds ~1 packet per RTT (Reno's increase) and Westwood+e, in some episodes, many
+    (measured per run: means of 1.4 vs 4.8-15.3 packets in the RTT after recovery)."""
     from analysis.metrics.cwnd_growth import growth_after_recovery
 
     growth = {}
@@ -216,8 +216,10 @@ def test_westwood_e_grows_faster_than_westwood_below_wmax(env, tmp_path):
         growth[cc] = g.loc[g["w_max_pkts"] - g["cwnd_start_pkts"] >= 4, "growth_pkts_per_rtt"]
     assert len(growth["westwood"]) >= 10 and len(growth["westwood_e"]) >= 2, growth
     ww, wwe = growth["westwood"], growth["westwood_e"]
-    assert ww.median() <= 2 and ww.quantile(0.9) <= 3, ww.describe()        # Reno's ~1 packet per RTT
-    # alpha adapts (x2 after a loss below Wmax, /2 per loss-free RTT), so some Westwood+e episodes grow slowly;
-    # the others take (up to) one packet per ACK: several times Westwood+'s growth
-    assert wwe.max() >= 6 and (wwe >= 4).mean() >= 0.4, wwe.tolist()
+    assert ww.median() <= 2 and ww.max() <= 3, ww.describe()        # Reno's ~1 packet per RTT, never more than 3
+    # alpha adapts (x2 after a loss below Wmax, /2 per loss-free RTT), so Westwood+e's episodes are bimodal: some grow
+    # like Reno, the others take (up to) one packet per ACK (measured in 7 runs: 1 to 6 such episodes of 10-27
+    # packets per run, i.e. 25-100 % of the episodes; Westwood+ in 5 runs: at most 2 in each of 416 episodes). So
+    # the claim is: Westwood+e grows by more than Reno ever can in some episode, and faster on average.
+    assert wwe.max() >= 6 and wwe.mean() >= 2 * ww.mean(), (wwe.tolist(), ww.mean())
     assert "westwood_e" not in _registered()
