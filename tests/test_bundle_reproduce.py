@@ -101,3 +101,72 @@ def test_reproduce_runs_this_python_quietly(tmp_path):
     lines = [ln.strip() for ln in r.stderr.replace("\r", "\n").splitlines() if ln.strip()]
     assert not [ln for ln in lines if "without encryption" in ln or "warning" in ln.lower()], r.stderr
     assert all(ln.startswith("reproduce:") for ln in lines[:-1]) and lines[-1].startswith("mpcc reproduce: 1 of 1"), lines
+
+
+def _synthetic_campaign(root: Path) -> Path:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_dataset import build_campaign
+    return build_campaign(root, reps=2)
+
+
+def test_runs_without_raw_captures_are_not_counted_as_captured(tmp_path):
+    """A run restored from a bundle that did not ship its captures (derived table only) is not a candidate: the
+    configuration's captures come from its lowest repetition that has them, and every run listed as captured has
+    its captures in the bundle."""
+    from analysis.dataset import load_campaign
+
+    camp = _synthetic_campaign(tmp_path / "camp")
+    load_campaign(camp, jobs=1, progress=False)                 # derived tables, as a recorded campaign has them
+    rep1 = camp / "runs" / "single_vs_multi__cubic__multipath__d10ms__l0pct__rep01"
+    for p in rep1.glob("*.pcap"):
+        p.unlink()
+    r = _mpcc("bundle", str(camp), "--out", str(tmp_path / "b"), "--max-mb", "5")
+    assert r.returncode == 0, r.stderr
+    m = json.loads((tmp_path / "b" / "bundle.json").read_text())
+    assert m["runs_without_raw_captures_in_source"] == [rep1.name]
+    assert rep1.name not in m["captured_runs"]
+    assert rep1.name.replace("rep01", "rep02") in m["captured_runs"]
+    for rid in m["captured_runs"]:
+        assert (tmp_path / "b" / "runs" / rid / "router1.pcap.xz").is_file(), rid
+    assert not list((tmp_path / "b" / "runs" / rep1.name).glob("*.pcap*"))
+    assert "1 run(s) had no raw captures" in (tmp_path / "b" / "README.md").read_text()
+
+
+def test_captures_stop_being_compressed_when_nothing_more_fits(tmp_path, monkeypatch):
+    """With room for the runs and one run's captures only, the first candidate's captures go in, and the other
+    candidates are not xz'd once the room left is smaller than every run's captures so far; all are listed."""
+    from analysis.dataset import load_campaign
+
+    camp = _synthetic_campaign(tmp_path / "camp")
+    load_campaign(camp, jobs=1, progress=False)
+    seen = {}
+    fill, add = bundle._fill_with_captures, bundle._add_captures
+
+    def spy_fill(camp_, tmp, stage, candidates, size, *a):
+        seen["runs_only"] = size
+        return fill(camp_, tmp, stage, candidates, size, *a)
+
+    def spy_add(src, dst, stage=None):
+        seen[src.name] = add(src, dst, stage)
+        return seen[src.name]
+    monkeypatch.setattr(bundle, "_fill_with_captures", spy_fill)
+    monkeypatch.setattr(bundle, "_add_captures", spy_add)
+    assert bundle.run(bundle_args(camp, tmp_path / "all", 50)) == 0
+    order = json.loads((tmp_path / "all" / "bundle.json").read_text())["captured_runs"]
+    assert len(order) == 3      # 3 configurations (two reps of one), all fit
+    xz_calls = []
+    real = bundle._xz_to
+    monkeypatch.setattr(bundle, "_xz_to", lambda src, dst: xz_calls.append(src) or real(src, dst))
+    budget = seen["runs_only"] + seen[order[0]] + 100
+    assert all(seen[r] > 100 for r in order[1:])
+    assert bundle.run(bundle_args(camp, tmp_path / "small", budget / 1e6)) == 0
+    m = json.loads((tmp_path / "small" / "bundle.json").read_text())
+    assert m["captured_runs"] == order[:1]
+    assert m["configurations_without_captures"] == order[1:] and m["configurations_not_tried"] == 2
+    assert [p.name for p in xz_calls] == ["router1.pcap", "receiver.pcap"]      # the first run's only
+
+
+def bundle_args(camp: Path, out: Path, max_mb: float, jobs: int = 1):
+    import argparse
+    return argparse.Namespace(campaign=str(camp), out=str(out), max_mb=max_mb, derived_dir=None, jobs=jobs,
+                              force=False)

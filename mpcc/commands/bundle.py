@@ -5,8 +5,8 @@ What goes into ``OUT/runs/<run_id>/`` (layout: docs/architecture.md):
   :func:`analysis.dataset.load_campaign` (``derived/flows.parquet`` + ``derived/fingerprint.json``, which keeps the
   sha256 of the original captures; rewritten without pandas/Arrow schema metadata, column statistics and
   dictionary pages, 5x smaller, same rows), the ``ss`` samples xz'd (``ss/flowN.txt.xz``) and the iperf3 JSON xz'd (``iperf3/*.json.xz``);
-* for one repetition of as many configurations as fit in the size budget (rep 1, or the lowest complete rep), the
-  raw captures xz'd (``*.pcap.xz``: iperf3 re-sends one 128 KB buffer, which xz's dictionary sees and gzip's 32 KB
+* for one repetition of as many configurations as fit in the size budget (rep 1, or the lowest complete rep whose
+  raw captures are in the campaign directory: a run restored from a bundle may have none), the raw captures xz'd (``*.pcap.xz``: iperf3 re-sends one 128 KB buffer, which xz's dictionary sees and gzip's 32 KB
   window does not — 3.6x smaller) with the iperf3 JSON kept plain, and ``derived/fingerprint.json`` recomputed
   over the bundled files, so the run can be re-analysed from its captures and the cache stays valid;
 * every skipped run: params.json, meta.json (if any), SKIPPED (its reason);
@@ -270,8 +270,6 @@ def _stage_captures(camp: Path, run_ids: list[str], stage: Path, jobs: int, deri
     copied from it when both fingerprints give it the same sha256 (of the decompressed content)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from tqdm import tqdm
-
     from analysis.dataset import run_cache_dir
     work = []
     for rid in run_ids:
@@ -289,9 +287,14 @@ def _stage_captures(camp: Path, run_ids: list[str], stage: Path, jobs: int, deri
                     continue
             work.append((src, dst))
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-        for _ in tqdm(ex.map(lambda w: _xz_to(*w), work), total=len(work), unit="capture", desc="xz",
-                      file=sys.stderr):
-            pass
+        list(ex.map(lambda w: _xz_to(*w), work))
+
+
+def _has_captures(run_dir: Path) -> bool:
+    """The run directory holds at least one of its raw captures (plain, .xz or .gz). A run restored from a bundle
+    that did not ship its captures (``mpcc campaign run --resume-from``) has none."""
+    from analysis.runmeta import capture_path
+    return any(capture_path(run_dir, name) is not None for name in _captures(run_dir))
 
 
 def _add_captures(src: Path, dst: Path, stage: Path | None = None) -> int:
@@ -389,7 +392,10 @@ Raw captures (`*.pcap.xz`, tcpdump -s 128 at router1 and the receiver side, unmo
 iperf3 re-sends one 128 KB buffer that xz's dictionary spans and gzip's window does not — 3.6× smaller; `xz -d` or
 `analysis.ingest.read_pcap` reads them directly; iperf3 JSON kept plain so the run can be re-analysed from scratch) are included for one repetition of {len(m['captured_runs'])} configurations, chosen
 to cover every experiment and the ends of each sweep first; {no_room} configuration(s) have no raw capture in the
-bundle because the {m['max_mb']:.0f} MB budget is used up (their derived tables, `ss` and iperf3 data are here).
+bundle because the {m['max_mb']:.0f} MB budget is used up (their derived tables, `ss` and iperf3 data are here;
+{m.get('configurations_not_tried', 0)} of them were not tried once the room left was smaller than every run's
+captures tried before). {len(m.get('runs_without_raw_captures_in_source', []))} run(s) had no raw captures in the
+campaign directory bundled (restored from an earlier bundle that did not ship them) and are not candidates.
 Runs with raw captures:
 {captured}
 
@@ -450,25 +456,19 @@ def run(args) -> int:
         if size > budget:
             raise UserError(f"the runs alone take {size / 1e6:.1f} MB > --max-mb {args.max_mb:g}: nothing left for "
                             "captures; raise --max-mb")
-        captured, no_room = [], []
         analysed = set(df["run_id"])
-        candidates = [r for r in capture_priority(runs) if r in analysed]
+        sources = runs[runs["run_id"].isin(analysed)]
+        has = sources["run_id"].map(lambda rid: _has_captures(camp / "runs" / rid)).astype(bool)
+        without = sorted(sources.loc[~has, "run_id"])   # e.g. restored from a bundle without them
+        candidates = capture_priority(sources.loc[has])
         stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.xz-", dir=out.parent))
         previous = out if (out / "bundle.json").is_file() else None
-        _stage_captures(camp, candidates, stage, args.jobs or os.cpu_count() or 1, derived_root, previous)
-        for rid in tqdm(candidates, unit="run", desc="captures", file=sys.stderr):
-            src, dst = camp / "runs" / rid, tmp / "runs" / rid
-            fp = dst / "derived" / "fingerprint.json"
-            saved = fp.read_bytes() if fp.is_file() else None
-            added = _add_captures(src, dst, stage)
-            if size + added > budget:
-                _remove_captures(src, dst, saved)
-                no_room.append(rid)
-                continue
-            size += added
-            captured.append(rid)
+        captured, no_room, untried = _fill_with_captures(camp, tmp, stage, candidates, size, budget,
+                                                         args.jobs or os.cpu_count() or 1, derived_root, previous)
         shutil.rmtree(stage, ignore_errors=True)
-        manifest = _manifest(camp, df, runs, metas, captured, no_room, args.max_mb)
+        manifest = _manifest(camp, df, runs, metas, captured, no_room + untried, args.max_mb)
+        manifest["configurations_not_tried"] = len(untried)
+        manifest["runs_without_raw_captures_in_source"] = without
         manifest["bundle_dir"] = _portable(out)
         manifest["size_mb"] = (_dir_size(tmp) + 8000) / 1e6  # + README/bundle.json
         (tmp / "bundle.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
@@ -485,9 +485,45 @@ def run(args) -> int:
         if stage is not None:
             shutil.rmtree(stage, ignore_errors=True)
         raise
-    print(f"mpcc bundle: {len(shipped)} runs ({len(captured)} with raw captures, {len(no_room)} configurations without "
-          f"for lack of room) -> {out} ({_dir_size(out) / 1e6:.1f} MB)", file=sys.stderr)
+    print(f"mpcc bundle: {len(shipped)} runs ({len(captured)} with raw captures, {len(no_room) + len(untried)} "
+          f"configurations without for lack of room, {len(without)} runs without raw captures in {camp}) -> {out} "
+          f"({_dir_size(out) / 1e6:.1f} MB)", file=sys.stderr)
     return 0
+
+
+def _fill_with_captures(camp: Path, tmp: Path, stage: Path, candidates: list[str], size: int, budget: int, jobs: int,
+                        derived_root: Path | None, previous: Path | None) -> tuple[list, list, list]:
+    """Add the raw captures of ``candidates`` (run ids, in :func:`capture_priority` order) to the bundle being built
+    in ``tmp`` while they fit in ``budget`` bytes (``size``: bytes used so far). A run whose captures do not fit is
+    left without them and later (smaller) ones are still tried. Captures are xz'd ``jobs`` runs at a time, and the
+    rest are not xz'd at all once the room left is smaller than the smallest run's xz'd captures so far (runs of one
+    campaign differ little in size; xz -9 of every candidate took 12 of 17 minutes of a 60-MB bundle that had room
+    for 3). Returns (captured, no_room, untried) run ids."""
+    from tqdm import tqdm
+    captured, no_room, untried = [], [], []
+    smallest = None
+    with tqdm(total=len(candidates), unit="run", desc="captures", file=sys.stderr) as bar:
+        for i in range(0, len(candidates), jobs):
+            if smallest is not None and budget - size < smallest:
+                untried = candidates[i:]
+                bar.update(len(untried))
+                break
+            chunk = candidates[i:i + jobs]
+            _stage_captures(camp, chunk, stage, jobs, derived_root, previous)
+            for rid in chunk:
+                src, dst = camp / "runs" / rid, tmp / "runs" / rid
+                fp = dst / "derived" / "fingerprint.json"
+                saved = fp.read_bytes() if fp.is_file() else None
+                added = _add_captures(src, dst, stage)
+                smallest = added if smallest is None else min(smallest, added)
+                if size + added > budget:
+                    _remove_captures(src, dst, saved)
+                    no_room.append(rid)
+                else:
+                    size += added
+                    captured.append(rid)
+                bar.update(1)
+    return captured, no_room, untried
 
 
 def _manifest(camp, df, runs, metas, captured, no_room, max_mb) -> dict:
