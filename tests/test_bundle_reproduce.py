@@ -9,6 +9,7 @@ import pandas as pd
 from mpcc.commands import bundle
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).parent))   # test_dataset's hand-built campaign
 
 
 def _mpcc(*args):
@@ -104,7 +105,6 @@ def test_reproduce_runs_this_python_quietly(tmp_path):
 
 
 def _synthetic_campaign(root: Path) -> Path:
-    sys.path.insert(0, str(Path(__file__).parent))
     from test_dataset import build_campaign
     return build_campaign(root, reps=2)
 
@@ -170,3 +170,4 @@ def bundle_args(camp: Path, out: Path, max_mb: float, jobs: int = 1):
     import argparse
     return argparse.Namespace(campaign=str(camp), out=str(out), max_mb=max_mb, derived_dir=None, jobs=jobs,
                               force=False)
+

@@ -138,17 +138,25 @@ def _bisect_order(values) -> list:
     return out
 
 
+def lowest_reps(runs, n: int):
+    """Rows of ``runs`` (the runs table of :func:`analysis.dataset.run_status`) for the ``n`` lowest complete
+    repetitions of each configuration (every column but run_id, status, reason and rep)."""
+    comp = runs[runs["status"] == "complete"].copy()
+    if comp.empty:
+        return comp
+    comp["rep"] = comp["rep"].fillna(0).astype(int)
+    keycols = [c for c in comp.columns if c not in ("run_id", "status", "reason", "rep")]   # the configuration
+    comp = comp.sort_values("rep", kind="stable")
+    return comp.groupby(keycols, dropna=False, sort=False).head(n)
+
+
 def capture_priority(runs) -> list[str]:
     """Run ids of one repetition per configuration (the lowest complete rep), in the order captures are added:
     experiments interleaved (Table 3 first), within an experiment the swept values spread out (extremes first) and
     the CCs in the paper's order. ``runs``: the runs table of :func:`analysis.dataset.run_status`."""
-    comp = runs[runs["status"] == "complete"].copy()
-    if comp.empty:
+    first = lowest_reps(runs, 1)
+    if first.empty:
         return []
-    comp["rep"] = comp["rep"].fillna(0).astype(int)
-    keycols = [c for c in comp.columns if c not in ("run_id", "status", "reason", "rep")]   # the configuration
-    comp = comp.sort_values("rep", kind="stable")
-    first = comp.groupby(keycols, dropna=False, sort=False).head(1)
     per_exp = {}
     for exp, g in first.groupby("experiment", sort=False):
         col = SWEEP.get(exp)
@@ -301,18 +309,17 @@ def _add_captures(src: Path, dst: Path, stage: Path | None = None) -> int:
     """Raw captures of one run, xz'd, with plain iperf3 JSON and a recomputed fingerprint; returns bytes added."""
     from analysis.dataset import fingerprint
 
+    from analysis.runmeta import capture_path
     before = _dir_size(dst)
     for name in _captures(src):
         staged = stage / src.name / f"{name}.xz" if stage is not None else None
+        found = capture_path(src, name)
         if staged is not None and staged.is_file():
             shutil.move(staged, dst / f"{name}.xz")
-        elif (src / name).is_file():
-            _xz_to(src / name, dst / f"{name}.xz")
-        else:
-            for z in (".xz", ".gz"):
-                if (src / f"{name}{z}").is_file():
-                    _copy(src / f"{name}{z}", dst / f"{name}{z}")
-                    break
+        elif found is not None and found.name == name:
+            _xz_to(found, dst / f"{name}.xz")
+        elif found is not None:                        # already .xz or .gz
+            _copy(found, dst / found.name)
     for f in sorted((src / "iperf3").glob("*.json")) if (src / "iperf3").is_dir() else []:
         _copy(f, dst / "iperf3" / f.name)
         (dst / "iperf3" / (f.name + ".xz")).unlink(missing_ok=True)
@@ -466,9 +473,7 @@ def run(args) -> int:
         captured, no_room, untried = _fill_with_captures(camp, tmp, stage, candidates, size, budget,
                                                          args.jobs or os.cpu_count() or 1, derived_root, previous)
         shutil.rmtree(stage, ignore_errors=True)
-        manifest = _manifest(camp, df, runs, metas, captured, no_room + untried, args.max_mb)
-        manifest["configurations_not_tried"] = len(untried)
-        manifest["runs_without_raw_captures_in_source"] = without
+        manifest = _manifest(camp, df, runs, metas, captured, no_room, untried, without, args.max_mb)
         manifest["bundle_dir"] = _portable(out)
         manifest["size_mb"] = (_dir_size(tmp) + 8000) / 1e6  # + README/bundle.json
         (tmp / "bundle.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
@@ -526,7 +531,7 @@ def _fill_with_captures(camp: Path, tmp: Path, stage: Path, candidates: list[str
     return captured, no_room, untried
 
 
-def _manifest(camp, df, runs, metas, captured, no_room, max_mb) -> dict:
+def _manifest(camp, df, runs, metas, captured, no_room, untried, without, max_mb) -> dict:
     exps: dict = {}
     for _, r in runs.iterrows():
         e = exps.setdefault(str(r["experiment"]), Counter())
@@ -580,6 +585,7 @@ def _manifest(camp, df, runs, metas, captured, no_room, max_mb) -> dict:
         "skip_reasons": dict(reasons), "experiments": {k: dict(v) for k, v in exps.items()},
         "runs_total": int(runs["status"].isin(["complete", "skipped"]).sum()),
         "incomplete_runs": sorted(runs.loc[runs["status"] == "incomplete", "run_id"]),
-        "not_analysed": not_analysed, "captured_runs": captured, "configurations_without_captures": no_room,
-        "max_mb": max_mb,
+        "not_analysed": not_analysed, "captured_runs": captured,
+        "configurations_without_captures": no_room + untried, "configurations_not_tried": len(untried),
+        "runs_without_raw_captures_in_source": without, "max_mb": max_mb,
     }
