@@ -169,5 +169,30 @@ def test_captures_stop_being_compressed_when_nothing_more_fits(tmp_path, monkeyp
 def bundle_args(camp: Path, out: Path, max_mb: float, jobs: int = 1):
     import argparse
     return argparse.Namespace(campaign=str(camp), out=str(out), max_mb=max_mb, derived_dir=None, jobs=jobs,
-                              force=False)
+                              force=False, ss_reps=None)
 
+
+def test_ss_samples_of_the_lowest_repetitions_only(tmp_path):
+    """--ss-reps 1: the ss samples of each configuration's lowest complete repetition are bundled, the other
+    repetitions keep their derived tables (same rows) without them; bad values are one-line errors."""
+    from analysis.dataset import load_campaign
+
+    camp = _synthetic_campaign(tmp_path / "camp")
+    for d in (camp / "runs").iterdir():
+        (d / "ss").mkdir(exist_ok=True)
+        (d / "ss" / "flow1.txt").write_text(f"ESTAB 0 0 10.0.1.2:40001 10.0.3.2:5201 cubic cwnd:10 {d.name}\n")
+    r = _mpcc("bundle", str(camp), "--out", str(tmp_path / "b"), "--max-mb", "5", "--ss-reps", "1")
+    assert r.returncode == 0, r.stderr
+    runs = tmp_path / "b" / "runs"
+    stem = "single_vs_multi__cubic__multipath__d10ms__l0pct__rep0"
+    assert (runs / f"{stem}1" / "ss" / "flow1.txt.xz").is_file()
+    assert not (runs / f"{stem}2" / "ss").exists() and (runs / f"{stem}2" / "derived" / "flows.parquet").is_file()
+    assert (runs / "tcp_fairness__cubic+reno__multipath__d10ms__l0pct__rep01" / "ss" / "flow1.txt.xz").is_file()
+    m = json.loads((tmp_path / "b" / "bundle.json").read_text())
+    assert m["ss_reps"] == 1 and "only of the 1 lowest complete repetition" in (tmp_path / "b" / "README.md").read_text()
+    pd.testing.assert_frame_equal(load_campaign(tmp_path / "b", progress=False).reset_index(drop=True),
+                                  load_campaign(camp, progress=False).reset_index(drop=True))
+    for bad in ("0", "x"):
+        r = _mpcc("bundle", str(camp), "--out", str(tmp_path / f"c{bad}"), "--ss-reps", bad)
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        assert "--ss-reps" in r.stderr.strip().splitlines()[-1]        # (argparse puts its usage lines first)

@@ -59,6 +59,9 @@ def add_arguments(p):
                    help="where load_campaign keeps/finds the per-run tables when the campaign is read-only")
     p.add_argument("--jobs", type=int, default=None, help="processes for analysing runs without a derived table")
     p.add_argument("--force", action="store_true", help="replace an existing bundle at --out")
+    p.add_argument("--ss-reps", type=int, default=None, metavar="N",
+                   help="keep the ss samples of the N lowest complete repetitions of each configuration only "
+                        "(default: of every run); the other runs keep their derived tables, meta.json and iperf3 JSON")
 
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -234,7 +237,8 @@ def _git_commit() -> str:
 
 # ----------------------------------------------------------------------------------------------- bundling
 
-def _bundle_run(src: Path, dst: Path, status: str, derived_src: Path | None) -> None:
+def _bundle_run(src: Path, dst: Path, status: str, derived_src: Path | None, ss: bool = True) -> None:
+    """One run into the bundle: markers, derived table and text files xz'd (the ss samples only if ``ss``)."""
     dst.mkdir(parents=True)
     for name in ("params.json", "meta.json", "capture.log"):
         if (src / name).is_file():
@@ -253,7 +257,7 @@ def _bundle_run(src: Path, dst: Path, status: str, derived_src: Path | None) -> 
                          ("nstat", "*.txt"), ("links", "*.txt"), ("video", "*.json"),
                          ("video", "*.progress"), ("background", "*.txt"), ("background", "*.json"),
                          ("background", "*.out")):   # not D-ITG's binary per-packet *.log (the captures hold them)
-        if not (src / sub).is_dir():
+        if not (src / sub).is_dir() or (sub == "ss" and not ss):
             continue
         for f in sorted((src / sub).glob(pattern)):
             _xz_text_to(f, dst / sub / (f.name + ".xz"))
@@ -357,6 +361,8 @@ def _readme(manifest: dict) -> str:
             if hl.get("n") else "not measured") + (f"; not measured for {hl['missing']} runs recorded before "
                                                     f"the field existed" if hl.get("missing") else "")
     no_room = len(m["configurations_without_captures"])
+    ss_scope = ("of every complete run" if m.get("ss_reps") is None else
+                f"only of the {m['ss_reps']} lowest complete repetition(s) of each configuration, `--ss-reps`")
     bdir = m.get("bundle_dir", "data/sample")
     return f"""# {bdir} — bundled campaign `{m['campaign']}`
 
@@ -392,7 +398,7 @@ synthetic: every number comes from the captures, `ss` samples and iperf3 output 
 
 Per complete run: `params.json`, `meta.json`, `COMPLETE`, `capture.log`, `derived/flows.parquet` (the per-flow
 metrics of `analysis.dataset.load_campaign`, stored without pandas metadata; `derived/fingerprint.json` holds the
-sha256 of the original captures), `ss/flowN.txt.xz` (`ss -ti` samples, 100 ms) and `iperf3/*.json.xz`. Per skipped run: `params.json`, `meta.json`,
+sha256 of the original captures), `ss/flowN.txt.xz` (`ss -ti` samples, 100 ms; {ss_scope}) and `iperf3/*.json.xz`. Per skipped run: `params.json`, `meta.json`,
 `SKIPPED`. `load_campaign` uses the derived tables as they are when a run has no raw captures.
 
 Raw captures (`*.pcap.xz`, tcpdump -s 128 at router1 and the receiver side, unmodified, compressed with xz because
@@ -429,6 +435,8 @@ def run(args) -> int:
         raise UserError(f"not a campaign directory (no runs/ inside): {args.campaign}")
     if args.max_mb <= 0:
         raise UserError(f"--max-mb must be positive, got {args.max_mb}")
+    if args.ss_reps is not None and args.ss_reps < 1:
+        raise UserError(f"--ss-reps must be at least 1, got {args.ss_reps}")
     out = Path(args.out).resolve()
     if out == camp.resolve() or camp.resolve() in out.parents:
         raise UserError("--out must not be inside the campaign directory")
@@ -453,11 +461,13 @@ def run(args) -> int:
                 _copy(camp / name, tmp / name)
         derived_root = Path(args.derived_dir) if args.derived_dir else None
         shipped = runs[runs["status"].isin(["complete", "skipped"])]
+        with_ss = set(shipped["run_id"] if args.ss_reps is None else lowest_reps(runs, args.ss_reps)["run_id"])
         metas = {}
         for _, r in tqdm(list(shipped.iterrows()), unit="run", desc="bundle", file=sys.stderr):
             src = camp / "runs" / r["run_id"]
             ddir = run_cache_dir(src, derived_root)
-            _bundle_run(src, tmp / "runs" / r["run_id"], r["status"], ddir if ddir.is_dir() else None)
+            _bundle_run(src, tmp / "runs" / r["run_id"], r["status"], ddir if ddir.is_dir() else None,
+                        ss=r["run_id"] in with_ss)
             metas[r["run_id"]] = _json(src / "meta.json")
         size = _dir_size(tmp)
         if size > budget:
@@ -473,7 +483,7 @@ def run(args) -> int:
         captured, no_room, untried = _fill_with_captures(camp, tmp, stage, candidates, size, budget,
                                                          args.jobs or os.cpu_count() or 1, derived_root, previous)
         shutil.rmtree(stage, ignore_errors=True)
-        manifest = _manifest(camp, df, runs, metas, captured, no_room, untried, without, args.max_mb)
+        manifest = _manifest(camp, df, runs, metas, captured, no_room, untried, without, args.max_mb, args.ss_reps)
         manifest["bundle_dir"] = _portable(out)
         manifest["size_mb"] = (_dir_size(tmp) + 8000) / 1e6  # + README/bundle.json
         (tmp / "bundle.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
@@ -531,7 +541,7 @@ def _fill_with_captures(camp: Path, tmp: Path, stage: Path, candidates: list[str
     return captured, no_room, untried
 
 
-def _manifest(camp, df, runs, metas, captured, no_room, untried, without, max_mb) -> dict:
+def _manifest(camp, df, runs, metas, captured, no_room, untried, without, max_mb, ss_reps) -> dict:
     exps: dict = {}
     for _, r in runs.iterrows():
         e = exps.setdefault(str(r["experiment"]), Counter())
@@ -587,5 +597,5 @@ def _manifest(camp, df, runs, metas, captured, no_room, untried, without, max_mb
         "incomplete_runs": sorted(runs.loc[runs["status"] == "incomplete", "run_id"]),
         "not_analysed": not_analysed, "captured_runs": captured,
         "configurations_without_captures": no_room + untried, "configurations_not_tried": len(untried),
-        "runs_without_raw_captures_in_source": without, "max_mb": max_mb,
+        "runs_without_raw_captures_in_source": without, "max_mb": max_mb, "ss_reps": ss_reps,
     }
