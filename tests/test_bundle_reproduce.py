@@ -189,7 +189,8 @@ def test_ss_samples_of_the_lowest_repetitions_only(tmp_path):
     assert not (runs / f"{stem}2" / "ss").exists() and (runs / f"{stem}2" / "derived" / "flows.parquet").is_file()
     assert (runs / "tcp_fairness__cubic+reno__multipath__d10ms__l0pct__rep01" / "ss" / "flow1.txt.xz").is_file()
     m = json.loads((tmp_path / "b" / "bundle.json").read_text())
-    assert m["ss_reps"] == 1 and "only of the 1 lowest complete repetition" in (tmp_path / "b" / "README.md").read_text()
+    readme = (tmp_path / "b" / "README.md").read_text()
+    assert m["ss_reps"] == 1 and "only of the 1 lowest complete repetition" in readme and "--ss-reps 1 --force" in readme
     pd.testing.assert_frame_equal(load_campaign(tmp_path / "b", progress=False).reset_index(drop=True),
                                   load_campaign(camp, progress=False).reset_index(drop=True))
     for bad in ("0", "x"):

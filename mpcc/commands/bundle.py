@@ -361,6 +361,7 @@ def _readme(manifest: dict) -> str:
             if hl.get("n") else "not measured") + (f"; not measured for {hl['missing']} runs recorded before "
                                                     f"the field existed" if hl.get("missing") else "")
     no_room = len(m["configurations_without_captures"])
+    ss_option = "" if m.get("ss_reps") is None else f" --ss-reps {m['ss_reps']}"
     ss_scope = ("of every complete run" if m.get("ss_reps") is None else
                 f"only of the {m['ss_reps']} lowest complete repetition(s) of each configuration, `--ss-reps`")
     bdir = m.get("bundle_dir", "data/sample")
@@ -418,7 +419,7 @@ Complete runs the analysis could not process (shipped without a derived table):
 ## Regenerate
 ```
 sudo mpcc campaign run campaigns/{m['campaign']}.yaml --backend netns     # resumable; writes data/raw/{m['campaign']}/
-mpcc bundle data/raw/{m['campaign']} --out {bdir} --max-mb {m['max_mb']:.0f} --force
+mpcc bundle data/raw/{m['campaign']} --out {bdir} --max-mb {m['max_mb']:.0f}{ss_option} --force
 make notebooks-refresh                                                     # committed notebook outputs (nbval)
 ```
 To go on with an unfinished campaign on another machine, start from this bundle: `sudo mpcc campaign run
