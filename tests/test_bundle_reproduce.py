@@ -197,3 +197,41 @@ def test_ss_samples_of_the_lowest_repetitions_only(tmp_path):
         r = _mpcc("bundle", str(camp), "--out", str(tmp_path / f"c{bad}"), "--ss-reps", bad)
         assert r.returncode == 2 and "Traceback" not in r.stderr
         assert "--ss-reps" in r.stderr.strip().splitlines()[-1]        # (argparse puts its usage lines first)
+
+
+def test_rebundling_a_restored_bundle_keeps_its_record(tmp_path):
+    """A campaign directory restored from a bundle (`--resume-from` on a new machine, or to re-bundle within a
+    smaller --max-mb) bundles again with the same rows, the incomplete runs the first bundle left out (by id and
+    per experiment) and the campaign's run order."""
+    from types import SimpleNamespace
+
+    from analysis.dataset import load_campaign
+    from mpcc.campaign.runner import restore_from_bundle
+
+    camp = _synthetic_campaign(tmp_path / "camp")
+    (camp / "campaign.yaml").write_text("name: synth\n")
+    meta = json.loads((camp / "campaign.json").read_text())
+    meta["order"] = sorted(d.name for d in (camp / "runs").iterdir())
+    (camp / "campaign.json").write_text(json.dumps(meta))
+    assert bundle.run(bundle_args(camp, tmp_path / "b1", 50)) == 0
+    m1 = json.loads((tmp_path / "b1" / "bundle.json").read_text())
+    assert m1["incomplete_runs"] == ["link_delay__reno__multipath__d20ms__l0pct__rep01"]
+    campaign = SimpleNamespace(name="synth", runs=[SimpleNamespace(run_id=rid) for rid in meta["order"]])
+    restore_from_bundle(tmp_path / "b1", tmp_path / "restored", camp / "campaign.yaml", campaign, "netns", 1)
+    assert bundle.run(bundle_args(tmp_path / "restored", tmp_path / "b2", 50)) == 0
+    m2 = json.loads((tmp_path / "b2" / "bundle.json").read_text())
+    assert m2["incomplete_runs"] == m1["incomplete_runs"] and m2["experiments"] == m1["experiments"]
+    assert m2["captured_runs"] == m1["captured_runs"]
+    assert json.loads((tmp_path / "b2" / "campaign.json").read_text())["order"] == meta["order"]
+    pd.testing.assert_frame_equal(load_campaign(tmp_path / "b2", progress=False).reset_index(drop=True),
+                                  load_campaign(camp, progress=False).reset_index(drop=True))
+
+
+def test_a_restored_incomplete_run_recorded_again_counts_as_what_it_is_now(tmp_path):
+    """An id an earlier bundle left out as incomplete stays listed only while no directory of it exists here: once
+    recorded again (complete, or cut again), it counts from its own directory."""
+    (tmp_path / "campaign.json").write_text(json.dumps({"incomplete_runs_restored": ["a__rep01", "b__rep01",
+                                                                                     "c__rep01"]}))
+    runs = pd.DataFrame({"run_id": ["a__rep01", "b__rep01", "d__rep01"],
+                         "status": ["complete", "incomplete", "incomplete"]})
+    assert bundle._incomplete_runs(tmp_path, runs) == (["b__rep01", "c__rep01", "d__rep01"], ["c__rep01"])

@@ -158,9 +158,10 @@ def _prepare_out(out: Path, campaign_file: Path, campaign: Campaign, backend: st
 def restore_from_bundle(bundle: Path, out: Path, campaign_file: Path, campaign: Campaign, backend: str,
                         seed: int) -> int:
     """Copy the finished runs (``COMPLETE`` or ``SKIPPED``) of a bundle of this campaign into ``out`` where ``out``
-    has no directory for them yet (nothing in ``out`` is replaced), and merge the bundle's recording sessions into
-    ``out/campaign.json``. Checks that the bundle holds the same campaign file, seed and backend. Returns the number
-    of runs copied."""
+    has no directory for them yet (nothing in ``out`` is replaced), and merge the bundle's recording sessions, and
+    the incomplete runs it left out (``incomplete_runs_restored``, so that a bundle of ``out`` still lists them),
+    into ``out/campaign.json``. Checks that the bundle holds the same campaign file, seed and backend. Returns the
+    number of runs copied."""
     import shutil
 
     if not (bundle / "bundle.json").is_file() or not (bundle / "runs").is_dir():
@@ -194,7 +195,17 @@ def restore_from_bundle(bundle: Path, out: Path, campaign_file: Path, campaign: 
     merged += meta.get("sessions", [])
     merged.sort(key=lambda x: str(x.get("started_utc", "")))
     meta.update({k: bmeta[k] for k in ("name", "seed", "backend") if k in bmeta})
+    for k in ("order", "n_runs"):
+        if k in bmeta:
+            meta.setdefault(k, bmeta[k])
     meta["sessions"] = merged
+    try:
+        left_out = json.loads((bundle / "bundle.json").read_text()).get("incomplete_runs", [])
+    except (OSError, ValueError):
+        left_out = []
+    left_out = set(left_out) | set(meta.get("incomplete_runs_restored", []))
+    if left_out:
+        meta["incomplete_runs_restored"] = sorted(left_out)
     tmpj = meta_path.with_suffix(".json.tmp")
     tmpj.write_text(json.dumps(meta, indent=2))
     tmpj.replace(meta_path)

@@ -542,11 +542,27 @@ def _fill_with_captures(camp: Path, tmp: Path, stage: Path, candidates: list[str
     return captured, no_room, untried
 
 
+def _incomplete_runs(camp: Path, runs) -> tuple[list[str], list[str]]:
+    """Run directories left out as incomplete: those of the campaign directory, and those an earlier bundle left out
+    (``campaign.json`` ``incomplete_runs_restored``, written by ``--resume-from``) that have no directory here since
+    (a run recorded again here counts as what it is now). Returns (all, restored only)."""
+    here = set(runs.loc[runs["status"] == "incomplete", "run_id"])
+    try:
+        restored = json.loads((camp / "campaign.json").read_text()).get("incomplete_runs_restored", [])
+    except (OSError, ValueError):
+        restored = []
+    only_restored = sorted(set(restored) - set(runs["run_id"]))
+    return sorted(here | set(only_restored)), only_restored
+
+
 def _manifest(camp, df, runs, metas, captured, no_room, untried, without, max_mb, ss_reps) -> dict:
     exps: dict = {}
     for _, r in runs.iterrows():
         e = exps.setdefault(str(r["experiment"]), Counter())
         e[r["status"]] += 1
+    incomplete, only_restored = _incomplete_runs(camp, runs)
+    for rid in only_restored:   # run ids start with their experiment: <experiment>__<cc>__...
+        exps.setdefault(rid.split("__")[0], Counter())["incomplete"] += 1
     for rid in captured:
         exps[str(runs.loc[runs["run_id"] == rid, "experiment"].iloc[0])]["captured"] += 1
     starts = sorted(m.get("start_time") for m in metas.values() if m.get("start_time"))
@@ -595,7 +611,7 @@ def _manifest(camp, df, runs, metas, captured, no_room, untried, without, max_mb
         "cc_implementations": {cc: dict(c) for cc, c in sorted(cc_impls.items())},
         "skip_reasons": dict(reasons), "experiments": {k: dict(v) for k, v in exps.items()},
         "runs_total": int(runs["status"].isin(["complete", "skipped"]).sum()),
-        "incomplete_runs": sorted(runs.loc[runs["status"] == "incomplete", "run_id"]),
+        "incomplete_runs": incomplete,
         "not_analysed": not_analysed, "captured_runs": captured,
         "configurations_without_captures": no_room + untried, "configurations_not_tried": len(untried),
         "runs_without_raw_captures_in_source": without, "max_mb": max_mb, "ss_reps": ss_reps,
