@@ -44,7 +44,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from analysis.errors import AnalysisError
-from analysis.figures.ss_samples import data_connection, parse_ss
+from analysis.figures.ss_samples import ccs_once_flowing, data_connection, parse_ss
 from analysis.ingest.compressed import open_decompressed
 from analysis.metrics.cwnd_decrease import decrease_events
 from analysis.stats import summary, tost, welch_t
@@ -57,7 +57,6 @@ LOW_WINDOW = {"bic": 14}
 GOODPUT_MARGIN_FRAC = 0.05   # TOST margin on goodput: +-5 % of the kernel's mean
 RATIO_MARGIN = 0.02          # TOST margin on the per-run median decrease ratio (dimensionless)
 ALPHA = 0.05
-CC_CHECK_MIN_ACKED = 10_000  # bytes: samples of the data connection from here on must show the CC under test
 RUN_COLUMNS = ["run", "rep", "cc", "implementation", "order_in_rep", "struct_ops_id", "object_sha256", "uname_r",
                "goodput_mbps", "sender_mbps", "retransmits", "n_events", "n_events_counted", "median_ratio",
                "n_cwnd", "cc_seen", "guest_check", "valid", "problem"]
@@ -112,9 +111,9 @@ def load_run(run_dir) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
 
     row: the :data:`RUN_COLUMNS` (goodput_mbps / sender_mbps in Mbit/s, retransmits in segments, median_ratio the
     median of the counted decrease ratios, n_cwnd the number of cwnd samples, cc_seen the CC names ss showed on the
-    data connection once :data:`CC_CHECK_MIN_ACKED` bytes were acked, valid False with ``problem`` set when the run
-    cannot be used). Samples of the data connection that name another CC (only its first milliseconds, before
-    iperf3 sets the CC) are left out of events and cwnd. events: decrease events with
+    data connection once ``CC_CHECK_MIN_ACKED`` bytes were acked (``ss_samples.ccs_once_flowing``), valid False with
+    ``problem`` set when the run cannot be used). Samples of the data connection that name another CC (only its
+    first milliseconds, before iperf3 sets the CC) are left out of events and cwnd. events: decrease events with
     run, cc, implementation and ``counted`` columns (ratio dimensionless, cwnd/ssthresh in packets). cwnd: ts (s since
     the first sample of the run) and cwnd_pkts of the data connection."""
     d = Path(run_dir)
@@ -154,11 +153,7 @@ def load_run(run_dir) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
         samples = parse_ss(sp)
         conn = data_connection(samples)
         conn = conn[conn["cwnd_pkts"].notna()]
-        # iperf3 sets TCP_CONGESTION on its data socket after connecting: a sample taken in those first
-        # milliseconds shows the namespace's default CC with nothing but iperf3's cookie acked. From
-        # CC_CHECK_MIN_ACKED bytes on, every sample must show the CC under test.
-        flowing = conn[conn["bytes_acked"].fillna(0) >= CC_CHECK_MIN_ACKED]
-        seen = sorted(set(flowing["cc"].dropna()))
+        seen = ccs_once_flowing(conn)     # samples before iperf3 sets the CC show the default one
         row["cc_seen"] = ",".join(seen)
         if seen != [cc]:
             problems.append(f"ss shows CC {seen or 'none'} on the data connection, expected {cc}")

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.figures.ss_samples import data_connection, parse_ss
+from analysis.figures.ss_samples import ccs_once_flowing, data_connection, parse_ss
 from analysis.metrics.cwnd_decrease import decrease_events
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,13 +31,10 @@ pytestmark = [
 
 
 def _assert_flow_on(conn, cc: str) -> None:
-    """The data connection's `ss` samples show ``cc``. iperf3 sets TCP_CONGESTION after connect() returns, so a
-    sampler can catch the socket (SYN-SENT, or even ESTAB) on the namespace's default CC first: from the first
-    ESTAB sample on ``cc`` on (at most the 6th), every sample is on it."""
-    ccs = conn.loc[conn["state"] == "ESTAB", "cc"].dropna().tolist()
-    assert cc in ccs, set(ccs)
-    first = ccs.index(cc)
-    assert first <= 5 and set(ccs[first:]) == {cc}, (first, set(ccs))
+    """The data connection's `ss` samples show ``cc`` once it flows. iperf3 sets TCP_CONGESTION after connect()
+    returns, so a sampler can catch the socket (SYN-SENT, or even ESTAB) on the namespace's default CC first
+    (:func:`ccs_once_flowing`, as analysis/cc_validation.py checks runs)."""
+    assert ccs_once_flowing(conn) == [cc], set(conn["cc"].dropna())
 
 
 def _native(cc: str) -> bool:
@@ -206,12 +203,19 @@ def test_features_report_the_implementation():
 
 def test_westwood_e_grows_faster_than_westwood_below_wmax(env, tmp_path):
     """Study 004's Westwood+e (testbed/cc/westwood_e.bpf.c, eq. (8) with alpha = 0.01) against Westwood+ on the same
-    real path (single path, 10 Mbit/s, 20 ms, 1 % loss, 30 s, ss every 10 ms): after each loss recovery that leaves
-    the window below Wmax, Westwood+ adds ~1 packet per RTT (Reno's increase) and Westwood+e, in some episodes, many
-    (measured per run: means of 1.4 vs 4.8-15.3 packets in the RTT after recovery)."""
+    real path (single path, 10 Mbit/s, 20 ms, 1 % loss, 30 s, ss every 10 ms).
+
+    Westwood+ adds ~1 packet per RTT after each loss recovery that leaves the window below Wmax (Reno's increase:
+    ``analysis.metrics.cwnd_growth``, 158-185 such episodes per 60-s run, mean 1.3-1.5 packets per RTT). Westwood+e
+    climbs back towards Wmax at up to one packet per ACK, so its window spends the flow well above the ssthresh
+    that Westwood+ sets at a loss (BWE x RTTmin): median cwnd/ssthresh over the samples after the first 2 s, 1.80-1.94
+    in 9 runs (30 and 60 s) against Westwood+'s 1.27 (2 runs). That per-sample statistic (~1,300 samples a run) is
+    what is asserted for Westwood+e; its episodes are too few for a per-episode claim: the fast regrowth meets the
+    next loss within an RTT, so only 3-13 episodes a run qualify, half of them right after an alpha doubling (growth
+    1-2), the others 7-20 packets in the RTT (9 runs; a CI run once counted 3, none fast)."""
     from analysis.metrics.cwnd_growth import growth_after_recovery
 
-    growth = {}
+    growth, ratio = {}, {}
     for cc in ("westwood", "westwood_e"):
         out = tmp_path / cc
         res = _run(dict(env, MPCC_SS_INTERVAL_S="0.01"), out, "--experiment", "loss_rate", "--cc", cc,
@@ -224,13 +228,10 @@ def test_westwood_e_grows_faster_than_westwood_below_wmax(env, tmp_path):
         g = growth_after_recovery(conn)
         # episodes with room to grow (Wmax at least 4 packets above the window after recovery)
         growth[cc] = g.loc[g["w_max_pkts"] - g["cwnd_start_pkts"] >= 4, "growth_pkts_per_rtt"]
-    assert len(growth["westwood"]) >= 10 and len(growth["westwood_e"]) >= 2, growth
+        steady = conn[conn["ts"] >= conn["ts"].min() + 2]
+        ratio[cc] = float((steady["cwnd_pkts"] / steady["ssthresh_pkts"]).dropna().median())
     ww, wwe = growth["westwood"], growth["westwood_e"]
+    assert len(ww) >= 10, ww
     assert ww.median() <= 2 and ww.quantile(0.9) <= 3, ww.describe()        # Reno's ~1 packet per RTT
-    # alpha adapts (x2 after a loss below Wmax, /2 per loss-free RTT), so Westwood+e's episodes are bimodal: some grow
-    # like Reno, the others take (up to) one packet per ACK (measured in 8 runs: 1 to 6 such episodes of 10-27
-    # packets per run, i.e. 25-100 % of the episodes; Westwood+ in 6 runs: at most 2 in 500 of 501 episodes, 4 in
-    # one run's first). So the claim is: Westwood+e grows by several times Reno's 1 packet per RTT in some episode,
-    # and faster on average.
-    assert wwe.max() >= 6 and wwe.mean() >= 2 * ww.mean(), (wwe.tolist(), ww.mean())
+    assert ratio["westwood"] <= 1.5 and ratio["westwood_e"] >= ratio["westwood"] + 0.3, (ratio, wwe.tolist())
     assert "westwood_e" not in _registered()

@@ -121,3 +121,15 @@ def test_experiment_rows_and_coverage():
     assert cov["runs"].sum() == 3
     with pytest.raises(KeyError):
         apply_filters(df, {"nope": 1})
+
+
+def test_ccs_once_flowing_skips_samples_before_iperf3_sets_the_cc():
+    """Samples before 10,000 bytes are acked (SYN-SENT, or ESTAB with iperf3's 37-byte cookie) may show the
+    namespace's default CC; from there on only the CC under test counts."""
+    from analysis.figures.ss_samples import ccs_once_flowing
+
+    s = pd.DataFrame({"cc": ["bbr", "bbr", "westwood", "westwood", None],
+                      "bytes_acked": [np.nan, 37, 37, 66_646, 1e6]})
+    assert ccs_once_flowing(s) == ["westwood"]
+    assert ccs_once_flowing(s, min_acked_bytes=0) == ["bbr", "westwood"]
+    assert ccs_once_flowing(s.assign(cc=["bbr", "bbr", "westwood", "bbr", "westwood"])) == ["bbr", "westwood"]

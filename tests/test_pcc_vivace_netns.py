@@ -137,8 +137,8 @@ def _ss_sampler(bn: Bottleneck, path: Path, interval_s: float) -> subprocess.Pop
 def run_flows(bn: Bottleneck, cc: str, n_flows: int, duration_s: int, out: Path, ss_interval_s: float = 0.02) -> dict:
     """n_flows parallel iperf3 flows (one server each) of duration_s with congestion control cc. Returns goodputs
     (receiver, Mbit/s), Jain's index, the flows' ss srtt samples (ms, ESTAB data connections), ping RTTs taken
-    during the flows, the base RTT and the cc names ss saw."""
-    from analysis.figures.ss_samples import parse_ss
+    during the flows, the base RTT and the cc names ss saw on them once they flowed (``ccs_once_flowing``)."""
+    from analysis.figures.ss_samples import ccs_once_flowing, parse_ss
 
     out.mkdir(parents=True, exist_ok=True)
     base = bn.base_rtt_ms()
@@ -178,7 +178,7 @@ def run_flows(bn: Bottleneck, cc: str, n_flows: int, duration_s: int, out: Path,
         "jain": sum(goodput) ** 2 / (n_flows * sum(g * g for g in goodput)),
         "ss_rtt_ms": data["rtt_ms"].dropna().tolist(),
         "ss_rtt_ms_after_2s": data.loc[data["ts"] >= t0 + 2, "rtt_ms"].dropna().tolist(),
-        "ss_cc": sorted(set(data["cc"].dropna())),
+        "ss_cc": ccs_once_flowing(data),   # samples before iperf3 sets the CC show the namespace's default
         "ping_ms": _ping_times((out / "ping.txt").read_text()),
     }
 

@@ -115,6 +115,21 @@ def data_connection(samples: pd.DataFrame) -> pd.DataFrame:
     return samples[(samples["local"] == key[0]) & (samples["peer"] == key[1])].sort_values("ts")
 
 
+#: bytes acked from which a data connection's samples must show the CC under test (iperf3's cookie is 37 bytes)
+CC_CHECK_MIN_ACKED = 10_000
+
+
+def ccs_once_flowing(samples: pd.DataFrame, min_acked_bytes: int = CC_CHECK_MIN_ACKED) -> list[str]:
+    """The congestion controls ``ss`` names on samples with at least ``min_acked_bytes`` bytes acked, sorted.
+
+    iperf3 sets TCP_CONGESTION on its data socket after connect() returns, so a sample taken before that (SYN-SENT,
+    or ESTAB with nothing but iperf3's cookie acked) shows the namespace's default CC; from ``min_acked_bytes`` on,
+    every sample of a flow on the CC under test names it. Pass one connection's samples (:func:`data_connection`)
+    or several flows' at once."""
+    acked = samples["bytes_acked"].fillna(0) if "bytes_acked" in samples else pd.Series(0, index=samples.index)
+    return sorted(set(samples.loc[acked >= min_acked_bytes, "cc"].dropna()))
+
+
 def cwnd_series(samples: pd.DataFrame) -> pd.DataFrame:
     """The data connection's cwnd over time: t_s (seconds since the file's first sample), cwnd_pkts, rtt_ms,
     mss_bytes, cwnd_bytes = cwnd_pkts * mss_bytes."""
