@@ -1,4 +1,4 @@
-"""``mpcc bundle CAMPAIGN_DIR [--out data/sample] [--max-mb 150]``: package a recorded campaign as a small dataset.
+"""``mpcc bundle CAMPAIGN_DIR [--out data/sample] [--max-mb 60]``: package a recorded campaign as a small dataset.
 
 What goes into ``OUT/runs/<run_id>/`` (layout: docs/architecture.md):
 * every complete run: params.json, meta.json, COMPLETE, capture.log, the derived table written by
@@ -54,7 +54,9 @@ CC_ORDER = ["reno", "bic", "cubic", "bbr"]
 def add_arguments(p):
     p.add_argument("campaign", help="campaign directory (runs/<run_id>/...), e.g. data/raw/quick")
     p.add_argument("--out", default=str(REPO / "data" / "sample"), help="bundle directory (default data/sample)")
-    p.add_argument("--max-mb", type=float, default=150.0, help="size budget of the whole bundle in MB (default 150)")
+    p.add_argument("--max-mb", type=float, default=60.0,
+                   help="size budget of the whole bundle in MB (default 60: data/sample and data/paper together stay "
+                   "within the repository's 300 MB on disk, tests/test_data_budget.py)")
     p.add_argument("--derived-dir", default=None,
                    help="where load_campaign keeps/finds the per-run tables when the campaign is read-only")
     p.add_argument("--jobs", type=int, default=None, help="processes for analysing runs without a derived table")
