@@ -234,4 +234,5 @@ def test_a_restored_incomplete_run_recorded_again_counts_as_what_it_is_now(tmp_p
                                                                                      "c__rep01"]}))
     runs = pd.DataFrame({"run_id": ["a__rep01", "b__rep01", "d__rep01"],
                          "status": ["complete", "incomplete", "incomplete"]})
-    assert bundle._incomplete_runs(tmp_path, runs) == (["b__rep01", "c__rep01", "d__rep01"], ["c__rep01"])
+    cmeta = bundle._campaign_json(tmp_path)
+    assert bundle._incomplete_runs(cmeta, runs) == (["b__rep01", "c__rep01", "d__rep01"], ["c__rep01"])

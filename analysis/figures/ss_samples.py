@@ -126,8 +126,7 @@ def ccs_once_flowing(samples: pd.DataFrame, min_acked_bytes: int = CC_CHECK_MIN_
     or ESTAB with nothing but iperf3's cookie acked) shows the namespace's default CC; from ``min_acked_bytes`` on,
     every sample of a flow on the CC under test names it. Pass one connection's samples (:func:`data_connection`)
     or several flows' at once."""
-    acked = samples["bytes_acked"].fillna(0) if "bytes_acked" in samples else pd.Series(0, index=samples.index)
-    return sorted(set(samples.loc[acked >= min_acked_bytes, "cc"].dropna()))
+    return sorted(set(samples.loc[samples["bytes_acked"].fillna(0) >= min_acked_bytes, "cc"].dropna()))
 
 
 def cwnd_series(samples: pd.DataFrame) -> pd.DataFrame:

@@ -186,25 +186,31 @@ def _portable(path: Path) -> str:
         return path.resolve().name
 
 
-def _recording_commits(camp: Path) -> list[str]:
-    """Distinct git commits of the code that recorded the campaign (``campaign.json`` sessions, runner >= 0.1)."""
+def _campaign_json(camp: Path) -> dict:
+    """The campaign directory's ``campaign.json`` (the runner's record: sessions, order, runs restored from a
+    bundle), {} when absent or unreadable."""
+    try:
+        meta = json.loads((camp / "campaign.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _recording_commits(sessions: list[dict]) -> list[str]:
+    """Distinct git commits of the code that recorded the campaign (:func:`_sessions`, runner >= 0.1)."""
     out = []
-    for x in _sessions(camp):
+    for x in sessions:
         c = x["git_commit"] and x["git_commit"] + (" (dirty)" if x["git_dirty"] else "")
         if c and c not in out:
             out.append(c)
     return out
 
 
-def _sessions(camp: Path) -> list[dict]:
-    """Recording sessions from ``campaign.json``: start time, commit (and whether the tree was dirty), and how many
-    runs ran at once (``jobs``)."""
-    try:
-        sessions = json.loads((camp / "campaign.json").read_text()).get("sessions", [])
-    except (OSError, ValueError):
-        return []
+def _sessions(cmeta: dict) -> list[dict]:
+    """Recording sessions from ``campaign.json`` (:func:`_campaign_json`): start time, commit (and whether the tree
+    was dirty), and how many runs ran at once (``jobs``)."""
     return [{"started_utc": x.get("started_utc"), "git_commit": x.get("git_commit"), "git_dirty": x.get("git_dirty"),
-             "jobs": x.get("jobs", 1)} for x in sessions if isinstance(x, dict)]
+             "jobs": x.get("jobs", 1)} for x in cmeta.get("sessions", []) if isinstance(x, dict)]
 
 
 def _host_load_summary(metas: dict) -> dict:
@@ -544,16 +550,12 @@ def _fill_with_captures(camp: Path, tmp: Path, stage: Path, candidates: list[str
     return captured, no_room, untried
 
 
-def _incomplete_runs(camp: Path, runs) -> tuple[list[str], list[str]]:
+def _incomplete_runs(cmeta: dict, runs) -> tuple[list[str], list[str]]:
     """Run directories left out as incomplete: those of the campaign directory, and those an earlier bundle left out
     (``campaign.json`` ``incomplete_runs_restored``, written by ``--resume-from``) that have no directory here since
     (a run recorded again here counts as what it is now). Returns (all, restored only)."""
     here = set(runs.loc[runs["status"] == "incomplete", "run_id"])
-    try:
-        restored = json.loads((camp / "campaign.json").read_text()).get("incomplete_runs_restored", [])
-    except (OSError, ValueError):
-        restored = []
-    only_restored = sorted(set(restored) - set(runs["run_id"]))
+    only_restored = sorted(set(cmeta.get("incomplete_runs_restored", [])) - set(runs["run_id"]))
     return sorted(here | set(only_restored)), only_restored
 
 
@@ -562,7 +564,9 @@ def _manifest(camp, df, runs, metas, captured, no_room, untried, without, max_mb
     for _, r in runs.iterrows():
         e = exps.setdefault(str(r["experiment"]), Counter())
         e[r["status"]] += 1
-    incomplete, only_restored = _incomplete_runs(camp, runs)
+    cmeta = _campaign_json(camp)
+    sessions = _sessions(cmeta)
+    incomplete, only_restored = _incomplete_runs(cmeta, runs)
     for rid in only_restored:   # run ids start with their experiment: <experiment>__<cc>__...
         exps.setdefault(rid.split("__")[0], Counter())["incomplete"] += 1
     for rid in captured:
@@ -604,8 +608,8 @@ def _manifest(camp, df, runs, metas, captured, no_room, untried, without, max_mb
     return {
         "campaign": str(df["campaign"].dropna().iloc[0]) if len(df) else camp.name,
         "source": _portable(camp), "bundled_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "git_commit": _git_commit(), "recording_commits": _recording_commits(camp),
-        "sessions": _sessions(camp), "host_load": _host_load_summary(metas), "kernels": sorted(kernels), "backends": sorted(backends) or ["unknown"],
+        "git_commit": _git_commit(), "recording_commits": _recording_commits(sessions),
+        "sessions": sessions, "host_load": _host_load_summary(metas), "kernels": sorted(kernels), "backends": sorted(backends) or ["unknown"],
         "first_start": starts[0] if starts else None, "last_start": starts[-1] if starts else None,
         "tools": sorted(tools), "mechanisms": {k: sorted(v) for k, v in mech.items()},
         "ccs_unavailable": sorted(cc for cc, oks in cc_avail.items() if oks == {False} and cc in wanted),
