@@ -1,22 +1,27 @@
 """How long recording took: the README's figure for the paper protocol.
 
 ``python tools/recording_time.py DIR [--since 2026-11-25T05:36:00Z]``; DIR is a campaign directory (data/raw/paper)
-or a bundle (data/paper). Over the complete runs (those with a ``COMPLETE`` marker) started at or after ``--since``:
-wall clock as the union of the runs' [meta.json ``start_time``, ``COMPLETE`` stamp] intervals (h, and s per run; runs
-recorded at once with ``--jobs`` overlap and count once), runs per experiment, and host CPU pressure while they ran
-(the bundle manifest's own summary, ``mpcc.commands.bundle._host_load_summary``)."""
-import json
+or a bundle (data/paper). Over its complete runs as the analysis counts them (``analysis.dataset.run_status``: a
+``COMPLETE`` marker, and not moved aside as ``<run_id>.incomplete-*``) started at or after ``--since``: wall clock as
+the union of the runs' [meta.json ``start_time``, ``COMPLETE`` stamp] intervals (h, and s per run; runs recorded at
+once with ``--jobs`` overlap and count once), runs per experiment, and host CPU pressure while they ran (the bundle
+manifest's own summary, ``mpcc.commands.bundle._host_load_summary``)."""
+import argparse
 import sys
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from analysis import runmeta  # noqa: E402
+from analysis.dataset import run_status  # noqa: E402
+from analysis.errors import AnalysisError  # noqa: E402
 from mpcc.commands.bundle import _host_load_summary  # noqa: E402
 
 
 def _utc(stamp: str) -> datetime:
-    """An ISO 8601 UTC stamp (``Z``, up to nanoseconds as meta.json writes them) as an aware datetime."""
+    """An ISO 8601 UTC stamp (``Z``, up to nanoseconds as meta.json writes them) as an aware datetime (Python 3.10's
+    ``fromisoformat`` takes neither ``Z`` nor more than 6 fractional digits)."""
     s = stamp.strip().rstrip("Z")
     head, _, frac = s.partition(".")
     return datetime.fromisoformat(head + ("." + frac[:6] if frac else "")).replace(tzinfo=timezone.utc)
@@ -35,32 +40,38 @@ def union_seconds(intervals: list[tuple[datetime, datetime]]) -> float:
     return total + ((cur[1] - cur[0]).total_seconds() if cur else 0.0)
 
 
-def main(argv: list[str]) -> int:
-    if not argv or argv[0].startswith("-") or (len(argv) not in (1, 3)) or (len(argv) == 3 and argv[1] != "--since"):
-        print("usage: recording_time.py DIR [--since ISO-UTC]", file=sys.stderr)
-        return 2
-    runs = Path(argv[0]) / "runs"
-    if not runs.is_dir():
-        print(f"recording_time: {argv[0]} has no runs/ directory", file=sys.stderr)
-        return 2
+def _since(text: str) -> datetime:
     try:
-        since = _utc(argv[2]) if len(argv) == 3 else None
+        return _utc(text)
     except ValueError:
-        print(f"recording_time: --since {argv[2]!r} is not an ISO 8601 time", file=sys.stderr)
-        return 2
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time") from None
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="recording_time.py", description=__doc__.splitlines()[0])
+    ap.add_argument("dir", help="campaign directory or bundle (with runs/ inside)")
+    ap.add_argument("--since", type=_since, metavar="ISO-UTC", help="only runs started at or after this time")
+    args = ap.parse_args(argv)
     intervals, metas, per_exp = [], {}, Counter()
-    for d in sorted(runs.iterdir()):
-        if not (d / "COMPLETE").is_file():
-            continue
-        meta = json.loads((d / "meta.json").read_text())
-        start = _utc(meta["start_time"])
-        if since and start < since:
-            continue
-        intervals.append((start, _utc((d / "COMPLETE").read_text())))
-        metas[d.name] = {**meta, "status": "complete"}
-        per_exp[d.name.split("__")[0]] += 1   # run ids start with their experiment
+    try:
+        runs = run_status(args.dir)
+        for r in runs[runs["status"] == "complete"].itertuples():
+            d = Path(args.dir) / "runs" / r.run_id
+            meta = runmeta.read_meta(d)
+            if not meta.get("start_time"):
+                raise AnalysisError(f"{d}: meta.json has no start_time")
+            start = _utc(meta["start_time"])
+            if args.since and start < args.since:
+                continue
+            intervals.append((start, _utc((d / "COMPLETE").read_text())))
+            metas[r.run_id] = {**meta, "status": "complete"}
+            per_exp[r.experiment] += 1
+    except (AnalysisError, OSError, ValueError) as exc:
+        print(f"recording_time: {exc}", file=sys.stderr)
+        return 2
     if not intervals:
-        print(f"recording_time: no complete runs in {runs}" + (f" since {argv[2]}" if since else ""), file=sys.stderr)
+        print(f"recording_time: no complete runs in {args.dir}" + (f" since {args.since.isoformat()}" if args.since else ""),
+              file=sys.stderr)
         return 1
     wall = union_seconds(intervals)
     print(f"{len(intervals)} runs, wall clock {wall / 3600:.2f} h ({wall / 60:.1f} min), {wall / len(intervals):.1f} s per run")
