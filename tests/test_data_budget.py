@@ -1,7 +1,7 @@
 """The bundled datasets stay small enough to clone: every file under data/ together within 300 MB on disk (derived
 tables for every run, raw captures for a few; `mpcc bundle --max-mb` sets each bundle's share). On disk, as `du`
 counts it: each file takes whole 4-KiB blocks and each directory one, which matters for bundles of many small files
-(data/paper's 1,178 runs hold ~9 files in 4 directories each)."""
+(data/paper's 1,340 runs hold ~9 files in 4 directories each)."""
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
