@@ -46,3 +46,4 @@ bench: install
 
 lint:
 	shellcheck -x testbed/*.sh testbed/lib/*.sh testbed/nodes/*.sh testbed/vagrant/*.sh testbed/cc/*.sh capture_tools/*.sh tools/*.sh
+	python3 tools/check_pipelines.py

@@ -79,16 +79,19 @@ skip() {
 }
 
 # acquire_cc CC: the congestion control for this run (PID $$): the kernel's, else its BPF port (testbed/cc/ccctl.sh),
-# else the run is SKIPPED with ccctl's one-line reason. Adds CC to held_ccs (released by the caller's teardown) and
-# its implementation to cc_impl (meta.json).
+# else the run is SKIPPED with ccctl's one-line reason (exit 3: this kernel cannot have CC). Any other failure of
+# ccctl.sh is no reason to skip: the run fails without a marker (incomplete), so that a resume records it again. CC
+# goes into held_ccs first, so the caller's teardown releases whatever a failed acquire may have left (release is
+# idempotent); its implementation goes into cc_impl (meta.json).
 acquire_cc() {
     local c=$1 info rc=0
-    info=$("$TB/cc/ccctl.sh" acquire "$c" "$$" 2>>"$LOG") || rc=$?
-    if [[ $rc -ne 0 ]]; then
-        [[ $rc -eq 3 ]] || info="$c: not available on this kernel — skipped (ccctl.sh failed, exit $rc)"
-        skip "$info"
-    fi
     held_ccs+=("$c")
+    info=$("$TB/cc/ccctl.sh" acquire "$c" "$$" 2>>"$LOG") || rc=$?
+    [[ $rc -ne 3 ]] || skip "$info"
+    if [[ $rc -ne 0 ]]; then
+        say "cc $c: ccctl.sh acquire failed (exit $rc): the run is incomplete"
+        die "$c: ccctl.sh acquire failed (exit $rc, see capture.log); the run is incomplete and a resume records it again"
+    fi
     cc_impl=$(jq -c --argjson i "$info" '. + {($i.cc): ($i | del(.cc))}' <<<"$cc_impl")
     say "cc $c: $(jq -r .implementation <<<"$info")"
 }

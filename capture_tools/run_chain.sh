@@ -204,8 +204,8 @@ jq -n --argjson applied "$applied" --arg start "$start_time" --arg kernel "$(una
    --argjson cdrops "$capture_drops" --argjson snaplen "$SNAPLEN" \
    --arg topo_sha "$(sha256sum "$TOPO" | cut -d' ' -f1)" \
    --arg sysctls "$(ip netns exec "$P$first_sender" sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling)" \
-   --arg iperf3v "$(iperf3 --version 2>&1 | head -1)" --arg tcpdumpv "$(tcpdump --version 2>&1 | head -1)" \
-   --arg pingv "$(ping -V 2>&1 | head -1)" --arg ipv "$(ip -V 2>&1 | head -1)" --arg iptv "$(iptables --version 2>&1 | head -1)" \
+   --arg iperf3v "$(iperf3 --version 2>&1 | sed -n 1p)" --arg tcpdumpv "$(tcpdump --version 2>&1 | sed -n 1p)" \
+   --arg pingv "$(ping -V 2>&1 | sed -n 1p)" --arg ipv "$(ip -V 2>&1 | sed -n 1p)" --arg iptv "$(iptables --version 2>&1 | sed -n 1p)" \
    '{params: {family: "004", experiment: $exp, topology: $topo_name, cc: $cc, error_rate: $applied.error_rate,
               bandwidth_mbit: $applied.bandwidth_mbit, duration_s: $t, rep: $rep, backend: "netns", mtu: $applied.mtu},
      family: "004", backend: "netns", kernel: $kernel, start_time: $start, sysctls: ($sysctls | split("\n")),

@@ -276,8 +276,8 @@ SUBFLOW_MIN_PKTS=20   # a subflow "carried data" with at least this many data se
 subflows=$(awk -v m="$SUBFLOW_MIN_PKTS" 'NF == 3 && $3 >= m {printf "%s{\"path\":%d,\"src\":\"%s\",\"data_pkts\":%d}", (n++ ? "," : ""), $1, $2, $3}
     END {}' <<<"$subflow_lines")
 subflows="[$subflows]"
-flow_syn=$(for k in 1 2; do tcpdump -r "$out/client-path$k.pcap" -nn -tt "tcp dst port $DATA_PORT and tcp[tcpflags] & tcp-syn != 0" 2>/dev/null | head -1 | awk '{print $1}'; done |
-    sort -n | head -1)
+flow_syn=$(for k in 1 2; do tcpdump -r "$out/client-path$k.pcap" -nn -tt "tcp dst port $DATA_PORT and tcp[tcpflags] & tcp-syn != 0" 2>/dev/null | sed -n 1p | awk '{print $1}'; done |
+    sort -n | sed -n 1p)
 [[ -n "$flow_syn" ]] || flow_syn=null
 flood_obs=null
 if [[ -n "$flood_mbps" ]]; then
@@ -339,8 +339,8 @@ jq -n --argjson params "$params" --argjson features "$features" --argjson applie
    --argjson topo "$(jq -c '{family, service, paths: (.paths | map_values({label: .label, switch: .switch, client_addr: .client_addr, client_if: .client_if, server_if: .server_if}))}' "$TOPO")" \
    --arg topo_sha "$(sha256sum "$TOPO" | cut -d' ' -f1)" \
    --arg sysctls "$(ip netns exec "$P$CLIENT" sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling net.mptcp.enabled)" \
-   --arg iperf3v "$(iperf3 --version 2>&1 | head -1)" --arg tcpdumpv "$(tcpdump --version 2>&1 | head -1)" \
-   --arg mptcpizev "$( (mptcpize -V 2>&1 || true) | head -1)" --arg pingv "$(ping -V 2>&1 | head -1)" --arg ipv "$(ip -V 2>&1 | head -1)" \
+   --arg iperf3v "$(iperf3 --version 2>&1 | sed -n 1p)" --arg tcpdumpv "$(tcpdump --version 2>&1 | sed -n 1p)" \
+   --arg mptcpizev "$( (mptcpize -V 2>&1 || true) | sed -n 1p)" --arg pingv "$(ping -V 2>&1 | sed -n 1p)" --arg ipv "$(ip -V 2>&1 | sed -n 1p)" \
    '{params: ($params + {family:$fam, experiment:$exp, transport:$tr, tcp_path:(if $tp == "" then null else ($tp|tonumber) end),
        cc:$cc, mptcp_scheduler:(if $tr == "mptcp" then $sched else null end),
        path1_rate_mbit:$applied.path1.rate_mbit, path1_delay_ms:$applied.path1.delay_ms,

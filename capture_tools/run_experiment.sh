@@ -144,7 +144,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
    --argjson self_check "$self_check" --argjson host_load "$host_load" --arg ssi "$SS_INTERVAL_S" --argjson cc_impl "$cc_impl" \
    --argjson burst "$(jq .defaults.tbf_burst_bytes.netns "$TB/topology.json")" \
    --arg sysctls "$(ip netns exec "${P}src1" sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling)" \
-   --arg iperf3v "$(iperf3 --version 2>&1 | head -1)" --arg tcpdumpv "$(tcpdump --version 2>&1 | head -1)" \
+   --arg iperf3v "$(iperf3 --version 2>&1 | sed -n 1p)" --arg tcpdumpv "$(tcpdump --version 2>&1 | sed -n 1p)" \
    '{params: ($params + {experiment:$exp, cc:$cc, cc2:(if $cc2=="" then null else $cc2 end),
        cbr_mbps:(if $cbr=="" then null else ($cbr|tonumber) end), path_mode:$pm, link_delay_ms:$d, loss_pct:$l,
        duration_s:$t, flow2_offset_s:$off, path_skew_ms:$k, rep:$rep, backend:"netns"}),

@@ -192,7 +192,7 @@ do_up() {
     parse_params "$@"
     [[ $EUID -eq 0 ]] || die "the chain netns backend needs root"
     local first
-    first=$(nodes_of | head -1)
+    first=$(nodes_of | sed -n 1p)
     if ns_exists "$(ns_of "$first")" && [[ -f "$RUNSTATE/topology" && "$(cat "$RUNSTATE/topology")" == "$TOPO" ]]; then
         :  # this prefix already runs this topology: re-apply the link parameters only
     else
@@ -231,7 +231,7 @@ do_exec() {
     [[ -n "$TOPO" ]] || die "exec: no chain testbed of prefix $NS_PREFIX is up (or give --topology-name/--topology)"
     shift || usage
     [[ "${1:-}" == "--" ]] && shift
-    nodes_of | grep -qx -- "$node" || die "unknown node '$node' (one of: $(nodes_of | tr '\n' ' '))"
+    nodes_of | awk -v n="$node" '$0 == n {f = 1} END {exit !f}' || die "unknown node '$node' (one of: $(nodes_of | tr '\n' ' '))"
     [[ $# -gt 0 ]] || die "exec: no command"
     exec ip netns exec "$(ns_of "$node")" "$@"
 }

@@ -134,8 +134,8 @@ do_up() {
     parse_path_args "$@"
     [[ $EUID -eq 0 ]] || die "the dualpath netns backend needs root"
     local first sw
-    first=$(nodes_of | head -1)
-    if ip netns list | awk '{print $1}' | grep -qx "$(ns_of "$first")"; then
+    first=$(nodes_of | sed -n 1p)
+    if ip netns list | awk -v n="$(ns_of "$first")" '$1 == n {f = 1} END {exit !f}'; then
         :  # existing testbed of this prefix: re-apply the path parameters only
     else
         do_down 2>/dev/null || true
@@ -205,7 +205,7 @@ do_exec() {
     [[ -n "$TOPO" ]] || die "exec: no testbed of prefix $NS_PREFIX is up (or give --family/--topology)"
     shift || usage
     [[ "${1:-}" == "--" ]] && shift
-    nodes_of | grep -qx -- "$node" || die "unknown node '$node' (one of: $(nodes_of | tr '\n' ' '))"
+    nodes_of | awk -v n="$node" '$0 == n {f = 1} END {exit !f}' || die "unknown node '$node' (one of: $(nodes_of | tr '\n' ' '))"
     [[ $# -gt 0 ]] || die "exec: no command"
     exec ip netns exec "$(ns_of "$node")" "$@"
 }

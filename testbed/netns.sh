@@ -23,7 +23,7 @@ do_down() {
     done
     for n in "${NODES[@]}"; do
         ns=$(ns_of "$n")
-        if ip netns list | awk '{print $1}' | grep -qx "$ns"; then
+        if ip netns list | awk -v n="$ns" '$1 == n {f = 1} END {exit !f}'; then
             # kill anything still running in the namespace (started by this testbed)
             for p in $(ip netns pids "$ns" 2>/dev/null); do kill "$p" 2>/dev/null || true; done
             ip netns del "$ns" 2>/dev/null || true
@@ -65,7 +65,7 @@ do_up() {
     [[ $EUID -eq 0 ]] || die "netns backend needs root"
 
     local mech=shim
-    if ip netns list | awk '{print $1}' | grep -qx "$(ns_of switch1)"; then
+    if ip netns list | awk -v n="$(ns_of switch1)" '$1 == n {f = 1} END {exit !f}'; then
         :  # existing testbed of this prefix: re-apply parameters only
     else
         do_down 2>/dev/null || true

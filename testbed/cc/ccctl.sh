@@ -10,6 +10,13 @@
 # Registrations are shared by concurrent runs (the kernel's CC list is global, a name registers once): a flock'd
 # state directory counts holders per CC and remembers the struct_ops id we registered, which is what we unregister.
 # A CC we did not register (the kernel's, or another tool's BPF CC) is never unregistered here.
+# Transactions (every step below holds the lock): acquire writes its holder LAST, after the CC is usable and its JSON is
+# made, so a failed or killed acquire leaves no holder; a registration without a live holder (its acquire failed, was
+# killed, or its holders died) is unregistered by the next acquire, release or gc of that CC. A registration that was
+# under way when its ccctl.sh was killed is adopted from its intent file ($CC.registering) and then pruned the same
+# way. Every state file is replaced atomically (write, then rename). release is idempotent.
+# Exit status: 0 done; 3 the CC cannot be had on this kernel (acquire: the run is SKIPPED); anything else is a failure
+# (a run that gets one is incomplete and is recorded again).
 # MPCC_CC_BPF=0 turns the BPF ports off (kernel CCs only, as before they existed).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,11 +29,8 @@ valid_cc() { [[ "$1" =~ ^[a-z][a-z0-9_]{0,14}$ ]]; }   # TCP_CA_NAME_MAX 16 with
 valid_holder() { [[ "$1" =~ ^[1-9][0-9]*$ ]]; }
 
 available() { [[ " $(cat /proc/sys/net/ipv4/tcp_available_congestion_control) " == *" $1 "* ]]; }
-# struct_ops id of a registered tcp_congestion_ops named $1 (empty if none)
-struct_ops_id() {
-    command -v bpftool >/dev/null || return 0
-    bpftool struct_ops show 2>/dev/null | awk -v n="$1" '$2 == n && $3 == "tcp_congestion_ops" {sub(":", "", $1); print $1; exit}'
-}
+# shellcheck source=testbed/cc/struct_ops_lib.sh
+source "$HERE/struct_ops_lib.sh"   # struct_ops_id
 has_port() { [[ -f "$HERE/$1.bpf.c" ]]; }
 # why the BPF port of $1 cannot be used here (empty if it can)
 port_blocker() {
@@ -48,7 +52,7 @@ git_blob_of() { git hash-object "$1" 2>/dev/null || echo null; }
 
 impl_json() { # CC -> JSON of the implementation in use now
     local cc=$1 id
-    id=$(struct_ops_id "$cc")
+    id=$(struct_ops_id "$cc") || return 2
     if [[ -z "$id" ]]; then
         jq -cn --arg cc "$cc" '{cc:$cc, implementation:"kernel"}'
     elif [[ -f "$STATE/$cc.id" && "$(cat "$STATE/$cc.id")" == "$id" ]]; then
@@ -62,12 +66,16 @@ impl_json() { # CC -> JSON of the implementation in use now
     fi
 }
 
-with_lock() { # run "$@" holding the state lock
+with_lock() { # run "$@" holding the state lock (released by the kernel when this process dies, even by SIGKILL)
     mkdir -p "$STATE"
     exec 9>"$STATE/lock"
     flock 9
+    rm -f "$STATE"/*.tmp.*   # half-written state of a ccctl.sh killed while it held the lock
     "$@"
 }
+
+# put FILE: standard input becomes FILE atomically (a reader, or a SIGKILL, never sees half a file)
+put() { cat > "$1.tmp.$$" && mv -f "$1.tmp.$$" "$1"; }
 
 alive() { # holder "pid:starttime" still running (the start time guards against PID reuse)
     local pid=${1%%:*} st=${1#*:} now
@@ -75,76 +83,107 @@ alive() { # holder "pid:starttime" still running (the start time guards against 
     now=$(awk '{sub(/^.*\) /, ""); print $20}' "/proc/$pid/stat" 2>/dev/null) || return 1
     [[ "$now" == "$st" ]]
 }
-holder_key() { echo "$1:$(awk '{sub(/^.*\) /, ""); print $20}' "/proc/$1/stat")"; }
+holder_key() { # PID -> "pid:starttime"; fails when PID is gone
+    local st
+    st=$(awk '{sub(/^.*\) /, ""); print $20}' "/proc/$1/stat" 2>/dev/null) || return 1
+    [[ -n "$st" ]] || return 1
+    echo "$1:$st"
+}
 
-prune() { # CC: drop dead holders; unregister our registration when none is left
-    local cc=$1 h live=()
+# forget CC: our registration's bookkeeping goes (the id file first: without it the rest means nothing)
+forget() { rm -f "$STATE/$1.id" "$STATE/$1.sha256" "$STATE/$1.blob" "$STATE/$1.registering"; }
+
+prune() { # CC: drop dead holders; unregister our registration when no live holder is left
+    local cc=$1 h id now live=()
+    # a registration under way when its ccctl.sh was killed: adopt it if the kernel has it (we held the lock, so the
+    # struct_ops of that name is ours), so that it is unregistered below like any other unheld one
+    if [[ -f "$STATE/$cc.registering" && ! -f "$STATE/$cc.id" ]]; then
+        now=$(struct_ops_id "$cc") || return 2
+        [[ -z "$now" ]] || echo "$now" | put "$STATE/$cc.id"
+        rm -f "$STATE/$cc.registering"
+    fi
     if [[ -f "$STATE/$cc.holders" ]]; then
         while read -r h; do [[ -n "$h" ]] && alive "$h" && live+=("$h"); done < "$STATE/$cc.holders"
     fi
     if [[ ${#live[@]} -gt 0 ]]; then
-        printf '%s\n' "${live[@]}" > "$STATE/$cc.holders"
-        return
+        printf '%s\n' "${live[@]}" | put "$STATE/$cc.holders"
+        return 0
     fi
     rm -f "$STATE/$cc.holders"
-    if [[ -f "$STATE/$cc.id" ]]; then
-        local id
-        id=$(cat "$STATE/$cc.id")
-        if [[ "$(struct_ops_id "$cc")" == "$id" ]]; then
-            bpftool struct_ops unregister id "$id" >/dev/null 2>&1 || echo "warning: could not unregister $cc (struct_ops id $id)" >&2
+    [[ -f "$STATE/$cc.id" ]] || return 0
+    id=$(cat "$STATE/$cc.id")
+    now=$(struct_ops_id "$cc") || return 2
+    if [[ -n "$now" && "$now" == "$id" ]]; then
+        if ! bpftool struct_ops unregister id "$id" >/dev/null 2>&1; then
+            now=$(struct_ops_id "$cc") || return 2
+            if [[ "$now" == "$id" ]]; then
+                echo "error: could not unregister $cc (struct_ops id $id)" >&2
+                return 2
+            fi
         fi
-        rm -f "$STATE/$cc.id" "$STATE/$cc.sha256" "$STATE/$cc.blob"
     fi
+    forget "$cc"
 }
 
-register_port() { # CC -> registers build/CC.bpf.o, records id, sha256, source blob
+register_port() { # CC -> registers build/CC.bpf.o, records id, sha256, source blob. 3: cannot be had; 2: failed
     local cc=$1 obj out id
     make -s -C "$HERE" "build/$cc.bpf.o" >&2 || { echo "$cc: not available on this kernel — skipped (BPF port failed to build)"; return 3; }
     obj="$BUILD/$cc.bpf.o"
+    sha256_of "$obj" | put "$STATE/$cc.sha256" || return 2
+    (cd "$HERE" && git_blob_of "$cc.bpf.c") | put "$STATE/$cc.blob" || return 2
+    : > "$STATE/$cc.registering"
     out=$(bpftool struct_ops register "$obj" 2>&1) || true
-    id=$(struct_ops_id "$cc")
+    id=$(struct_ops_id "$cc") || return 2
     if [[ -z "$id" ]]; then
+        forget "$cc"
         echo "$cc: not available on this kernel — skipped (BPF port did not register: $(tr '\n' ' ' <<<"$out" | cut -c1-160))"
         return 3
     fi
-    echo "$id" > "$STATE/$cc.id"
-    sha256_of "$obj" > "$STATE/$cc.sha256"
-    (cd "$HERE" && git_blob_of "$cc.bpf.c") > "$STATE/$cc.blob"
+    echo "$id" | put "$STATE/$cc.id" || return 2
+    rm -f "$STATE/$cc.registering"
 }
 
+# do_acquire CC HOLDER: the holder line is written last, after the CC is usable and its JSON made; any failure before
+# it leaves nothing held (a registration it made is unheld and goes at the next prune: right here on failure)
 do_acquire() {
-    local cc=$1 holder=$2
-    prune "$cc"
-    if available "$cc" || { [[ -z "$(struct_ops_id "$cc")" ]] && try_module "$cc"; }; then
+    local cc=$1 holder=$2 key id rc=0 info
+    prune "$cc" || return 2
+    key=$(holder_key "$holder") || { echo "error: holder $holder exited" >&2; return 2; }
+    id=$(struct_ops_id "$cc") || return 2
+    if available "$cc" || { [[ -z "$id" ]] && try_module "$cc"; }; then
         :  # the kernel's own, or a registration that already exists (ours or another tool's)
     else
         local why
         why=$(port_blocker "$cc")
         [[ -z "$why" ]] || { echo "$cc: not available on this kernel — skipped (no tcp_$cc; BPF port: $why)"; return 3; }
-        register_port "$cc" || return 3
+        register_port "$cc" || rc=$?
+        if [[ $rc -ne 0 ]]; then prune "$cc" || true; return "$rc"; fi
     fi
+    info=$(impl_json "$cc") || { prune "$cc" || true; return 2; }
     # only registrations of ours are counted: the kernel's own CCs and others' need no bookkeeping
-    if [[ -f "$STATE/$cc.id" ]] && ! grep -qs -- "^$holder:" "$STATE/$cc.holders"; then
-        holder_key "$holder" >> "$STATE/$cc.holders"
+    if [[ -f "$STATE/$cc.id" ]]; then
+        { if [[ -f "$STATE/$cc.holders" ]]; then grep -v -- "^$holder:" "$STATE/$cc.holders" || true; fi; echo "$key"; } \
+            | put "$STATE/$cc.holders" || { prune "$cc" || true; return 2; }
     fi
-    impl_json "$cc"
+    echo "$info"
 }
 
-do_release() {
+do_release() { # idempotent: a holder that holds nothing (any more) is fine
     local cc=$1 holder=$2
     if [[ -f "$STATE/$cc.holders" ]]; then
-        grep -v -- "^$holder:" "$STATE/$cc.holders" > "$STATE/$cc.holders.tmp" || true
-        mv "$STATE/$cc.holders.tmp" "$STATE/$cc.holders"
+        { grep -v -- "^$holder:" "$STATE/$cc.holders" || true; } | put "$STATE/$cc.holders"
     fi
     prune "$cc"
 }
 
 do_gc() {
-    local f
-    for f in "$STATE"/*.id; do
+    local f cc rc=0
+    for f in "$STATE"/*.id "$STATE"/*.registering "$STATE"/*.holders; do
         [[ -e "$f" ]] || continue
-        prune "$(basename "$f" .id)"
+        cc=$(basename "$f"); cc=${cc%.*}
+        prune "$cc" || rc=2
     done
+    return "$rc"
 }
 
 do_status() {

@@ -59,9 +59,9 @@ mkdir -p "$out/runs"
 # ---------------------------------------------------------------- teardown (always)
 REG_ID="" REG_CC=""          # the struct_ops registration of ours that is live now
 PIDS=()                      # processes of the current run (started with `ip netns exec ... &`: $! is the program)
-struct_ops_id() { # registered tcp_congestion_ops named $1 -> its struct_ops id (empty if none)
-    bpftool struct_ops show 2>/dev/null | awk -v n="$1" '$2 == n && $3 == "tcp_congestion_ops" {sub(":", "", $1); print $1; exit}'
-}
+# struct_ops_id CC: the registered (state INUSE) tcp_congestion_ops of that name -> its id (empty if none)
+# shellcheck source=testbed/cc/struct_ops_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/struct_ops_lib.sh"
 # shellcheck disable=SC2317  # also called from the EXIT trap
 stop_pids() {
     local p
@@ -206,7 +206,7 @@ run_one() { # REP CC IMPL ORDER
     ip netns exec "$NS_RCV" iperf3 -s -1 -B "$RCV_IP" -p "$PORT" >"$dir/server.log" 2>&1 &
     srv=$!; PIDS+=("$srv")
     for _ in $(seq 100); do
-        in_ns "$NS_RCV" ss -Hltn "sport = :$PORT" | grep -q . && break
+        [[ -n "$(in_ns "$NS_RCV" ss -Hltn "sport = :$PORT")" ]] && break
         sleep 0.1
     done
     ip netns exec "$NS_SND" bash -c "$SAMPLER" sampler "$RCV_IP" "$ss_step_us" >"$dir/ss.txt" 2>/dev/null &
@@ -266,7 +266,7 @@ done
 setup_path
 ping_txt=$(in_ns "$NS_SND" ping -c 5 -i 0.2 "$RCV_IP" 2>&1 | tail -2 || true)
 jq -n --arg uname "$(uname -a)" --arg osr "$(. /etc/os-release && echo "$PRETTY_NAME")" \
-    --arg debver "$(cat /proc/version)" --arg iperf "$(iperf3 --version 2>&1 | head -1)" \
+    --arg debver "$(cat /proc/version)" --arg iperf "$(iperf3 --version 2>&1 | sed -n 1p)" \
     --arg bpftool "$(bpftool version 2>&1 | tr '\n' ' ')" --arg ss "$(ss -V 2>&1)" --argjson nproc "$(nproc)" \
     --arg hz "$(grep -h '^CONFIG_HZ=' "/boot/config-$(uname -r)" 2>/dev/null || true)" \
     --arg qdisc_rcv "$(in_ns "$NS_MID" tc qdisc show dev mr)" --arg qdisc_snd "$(in_ns "$NS_MID" tc qdisc show dev ms)" \

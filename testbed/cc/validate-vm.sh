@@ -168,7 +168,7 @@ log "guest up after $T_BOOT s: kernel $guest_kernel"
 gssh "rm -rf $GUEST_IN && mkdir -p $GUEST_IN"
 objs=()
 for cc in "${CCS[@]}"; do objs+=("$out/objects/$cc.bpf.o"); done
-scp -q "${SCP_OPTS[@]}" "${objs[@]}" "$HERE/validate-guest.sh" "vagrant@127.0.0.1:$GUEST_IN/"
+scp -q "${SCP_OPTS[@]}" "${objs[@]}" "$HERE/validate-guest.sh" "$HERE/struct_ops_lib.sh" "vagrant@127.0.0.1:$GUEST_IN/"
 t=$(date +%s)
 set +e
 gssh "sudo rm -rf $GUEST_OUT && sudo bash $GUEST_IN/validate-guest.sh --objdir $GUEST_IN --out $GUEST_OUT \
@@ -188,7 +188,7 @@ for cc in "${CCS[@]}"; do
                       source_git_blob:(if $blob == "" then null else $blob end)}}' <<<"$objs_json")
 done
 jq -n --arg host_kernel "$(uname -r)" --arg host_os "$(. /etc/os-release && echo "$PRETTY_NAME")" \
-    --arg qemu "$(qemu-system-x86_64 --version | head -1)" --arg qemu_args "${QEMU_ARGS[*]}" \
+    --arg qemu "$(qemu-system-x86_64 --version | sed -n 1p)" --arg qemu_args "${QEMU_ARGS[*]}" \
     --arg guest_kernel "$guest_kernel" --arg box "$box" --arg box_rev "$box_rev" \
     --arg box_sha "$(sha256sum "$boxdir/box.img" | cut -d' ' -f1)" \
     --arg commit "$(cd "$ROOT" && git rev-parse HEAD 2>/dev/null || echo)" \
@@ -198,7 +198,7 @@ jq -n --arg host_kernel "$(uname -r)" --arg host_os "$(. /etc/os-release && echo
     --arg ccs "${CCS[*]}" --argjson cpus "$cpus" --argjson mem "$mem_mb" --argjson grc "$grc" \
     --argjson t_box "$T_BOX" --argjson t_boot "$T_BOOT" --argjson t_runs "$T_RUNS" \
     --argjson t_total "$(( $(date +%s) - T0 ))" --arg host_cpus "$(nproc)" \
-    --arg host_cpu "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)" \
+    --arg host_cpu "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | sed -n 1p)" \
     '{host_kernel:$host_kernel, host_os:$host_os, host_cpus:($host_cpus|tonumber), host_cpu:$host_cpu,
       qemu:$qemu, accel:"tcg", qemu_args:$qemu_args, vm_cpus:$cpus, vm_memory_mb:$mem,
       guest_kernel:$guest_kernel, box:$box, box_revision:$box_rev, box_image_sha256:$box_sha,

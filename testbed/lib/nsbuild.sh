@@ -17,7 +17,7 @@ ns_of() { echo "${NS_PREFIX}$1"; }
 nsb_check_prefix() {
     [[ "$NS_PREFIX" =~ ^[A-Za-z0-9_.-]{1,20}$ ]] || die "MPCC_NS_PREFIX must be 1-20 of [A-Za-z0-9_.-], got '$NS_PREFIX'"
 }
-ns_exists() { ip netns list | awk '{print $1}' | grep -qx "$1"; }
+ns_exists() { ip netns list | awk -v n="$1" '$1 == n {f = 1} END {exit !f}'; }
 
 # ---------------------------------------------------------------------------------------------------------------
 # Validation: jq definitions and the checks every topology file gets (nodes, veth pairs, addresses, routes, rules,

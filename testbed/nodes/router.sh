@@ -28,7 +28,7 @@ nft delete table ip mpcc_rr 2>/dev/null || true
 ip rule del fwmark 1 table 101 2>/dev/null || true
 ip rule del fwmark 2 table 102 2>/dev/null || true
 for dev in "$out1" "$out2"; do
-    if tc qdisc show dev "$dev" root | grep -q teql; then tc qdisc del dev "$dev" root; fi
+    if [[ "$(tc qdisc show dev "$dev" root)" == *teql* ]]; then tc qdisc del dev "$dev" root; fi
 done
 ip route replace "$remote" via "$nh1"
 if [[ "$mode" == single ]]; then

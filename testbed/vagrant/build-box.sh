@@ -28,7 +28,7 @@ for t in mmdebstrap mkfs.ext4 qemu-img vagrant tar; do command -v "$t" >/dev/nul
 
 # Bump when what the box contains or how it boots changes: an added box of an older revision is rebuilt.
 BOX_REVISION=3   # 2: mitigations=off on the kernel command line; 3: bpftool (BPF congestion-control ports, testbed/cc)
-if [[ $force == 0 ]] && vagrant box list 2>/dev/null | awk '{print $1}' | grep -qx "$name"; then
+if [[ $force == 0 ]] && vagrant box list 2>/dev/null | awk -v n="$name" '$1 == n {f = 1} END {exit !f}'; then
     boxvf="${VAGRANT_HOME:-$HOME/.vagrant.d}/boxes/${name//\//-VAGRANTSLASH-}/0/libvirt/Vagrantfile"
     if grep -qx "# mpcc-box-revision: $BOX_REVISION" "$boxvf" 2>/dev/null; then
         log "box $name (revision $BOX_REVISION) already added (use --force to rebuild)"

@@ -52,7 +52,7 @@ domain_type() { # NODE -> kvm | qemu | "" (from the running qemu's command line:
     local pid
     pid=$(qemu_pid "$1")
     [[ -n "$pid" ]] || return 0
-    if tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q 'accel=tcg\|-accel tcg'; then echo qemu; else echo kvm; fi
+    if [[ "$(tr '\0' ' ' < "/proc/$pid/cmdline")" =~ accel=tcg|-accel\ tcg ]]; then echo qemu; else echo kvm; fi
 }
 online_cpus() { taskset -pc $$ | sed 's/.*: //'; }   # this shell's affinity = what we may use
 cpu_list() { # expand "0-3,6" -> "0 1 2 3 6"
@@ -88,7 +88,7 @@ show() {
         pid=$(qemu_pid "$n")
         [[ -n "$pid" ]] || continue
         threads=("/proc/$pid/task"/*)
-        pol=$(chrt -p "$pid" 2>/dev/null | sed -n 's/.*scheduling policy: //p' | head -1)
+        pol=$(chrt -p "$pid" 2>/dev/null | sed -n 's/.*scheduling policy: //p' | sed -n 1p)
         out+=("$(jq -n --arg n "$n" --argjson pid "$pid" --arg cpus "$(taskset -pc "$pid" | sed 's/.*: //')" \
                  --arg pol "$pol" --argjson nice "$(ps -o nice= -p "$pid" | tr -d ' ' | sed 's/^-$/0/')" \
                  --argjson threads "${#threads[@]}" --arg type "$(domain_type "$n")" \

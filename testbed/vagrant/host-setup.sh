@@ -17,7 +17,7 @@ PKGS=(vagrant vagrant-libvirt libvirt-daemon-system libvirt-daemon libvirt-daemo
 if [[ $install == 1 ]]; then
     missing=()
     for p in "${PKGS[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+        [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == *"install ok installed"* ]] || missing+=("$p")
     done
     if [[ ${#missing[@]} -gt 0 ]]; then
         log "installing ${missing[*]}"

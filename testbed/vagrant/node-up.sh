@@ -79,7 +79,7 @@ if_by_mac() {
     return 1
 }
 if_of() { # ADDR -> interface holding it
-    ip -o -4 addr show | awk -v a="$1" '{split($4, x, "/"); if (x[1] == a) {print $2; exit}}'
+    ip -o -4 addr show | awk -v a="$1" '{split($4, x, "/"); if (x[1] == a && !found) {found = 1; print $2}}'
 }
 
 # addresses (idempotent), no IPv6 chatter on the test links

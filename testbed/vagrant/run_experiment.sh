@@ -100,8 +100,12 @@ for pair in "src1 $cc" ${cc2:+"src2 $cc2"}; do
     held+=("$node $c $holder")
     rc=0
     info=$(on "$node" "bash $GUEST_CCCTL acquire $c $holder" 2>>"$LOG") || rc=$?
-    if [[ $rc -ne 0 ]]; then
-        [[ $rc -eq 3 ]] || info="$c: not available on this kernel — skipped (ccctl.sh on $node failed, exit $rc)"
+    if [[ $rc -ne 0 && $rc -ne 3 ]]; then   # a failure, not "this kernel cannot have it": incomplete, redone on resume
+        say "cc $c on $node: ccctl.sh acquire failed (exit $rc): the run is incomplete"
+        echo "error: $c: ccctl.sh acquire on $node failed (exit $rc, see capture.log); a resume records the run again" >&2
+        exit 1
+    fi
+    if [[ $rc -eq 3 ]]; then
         echo "$info" > "$out/SKIPPED"
         say "SKIPPED: $info"
         echo "$info" >&2
@@ -202,7 +206,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
    --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson t "$duration_s" \
    --argjson off "$flow2_offset_s" --argjson k "$path_skew_ms" --argjson rep "$rep" \
    --arg sysctls "$(on src1 "sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling")" \
-   --arg iperf3v "$(on src1 "iperf3 --version 2>&1 | head -1")" --arg tcpdumpv "$(on router1 "tcpdump --version 2>&1 | head -1")" \
+   --arg iperf3v "$(on src1 "iperf3 --version 2>&1 | sed -n 1p")" --arg tcpdumpv "$(on router1 "tcpdump --version 2>&1 | sed -n 1p")" \
    --arg host_kernel "$(uname -r)" --arg provider "${VAGRANT_DEFAULT_PROVIDER:-libvirt}" --argjson cc_impl "$cc_impl" \
    '($pm == "multipath") as $mp
     | (if $mp then $d + $k else $d end) as $exp_rtt
