@@ -62,7 +62,7 @@ def test_empty_dataset_every_claim_not_run():
         assert sid in text, sid
     for pair in reference.load_table4()["pair"]:
         assert f"T4-JAIN-pair{pair}" in set(res["claim_id"])
-    assert set(VERDICTS) == {"reproduced", "not reproduced", "inconclusive", "not run"}
+    assert set(VERDICTS) == {"reproduced", "not reproduced", "inconclusive", "not comparable", "not run"}
 
 
 def test_bad_arguments():

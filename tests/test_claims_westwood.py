@@ -72,7 +72,7 @@ def test_every_statement_gets_one_row_and_known_verdicts():
     })
     res = evaluate(df, n_boot=500)
     assert list(res["claim_id"]) == IDS and set(res["paper"]) == {"004"}
-    assert set(res["verdict"]) <= {"reproduced", "not reproduced", "inconclusive", "not run"}
+    assert set(res["verdict"]) <= {"reproduced", "not reproduced", "inconclusive", "not comparable", "not run"}
     v = res.set_index("claim_id")["verdict"]
     note = res.set_index("claim_id")["note"]
     # client_server

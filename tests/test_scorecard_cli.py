@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_dataset import build_campaign  # noqa: E402
 
 from analysis.claims import VERDICTS, evaluate
+from analysis.claims.core import EXPLANATION_KINDS
 from analysis.dataset import load_campaign
 from mpcc.cli import main
 
@@ -31,7 +32,17 @@ def test_json_is_one_object_with_claims(camp, capsys):
                            "total": 7}
     ref = evaluate(load_campaign(camp, jobs=1, progress=False), n_boot=500)
     assert [c["claim_id"] for c in out["claims"]] == list(ref["claim_id"])
-    assert sum(out["verdicts"].values()) == len(out["claims"]) and set(out["verdicts"]) == set(VERDICTS)
+    assert set(out["verdicts"]) == set(VERDICTS)
+    # the headline counts behavioural claims only; sanity checks and substitutes are counted apart
+    assert sum(out["verdicts"].values()) == out["headline_claims"] == sum(
+        c["tier"] == "behaviour" and c["substitute_for"] is None for c in out["claims"])
+    assert out["headline_claims"] + sum(out["sanity_verdicts"].values()) + sum(out["substitute_verdicts"].values()) \
+        == len(out["claims"])
+    for c in out["claims"]:   # every verdict but "reproduced" is explained, as data
+        if c["verdict"] == "reproduced":
+            assert c["explanation"] is None
+        else:
+            assert c["explanation"]["kind"] in EXPLANATION_KINDS and c["explanation"]["text"].strip(), c
     by = {c["claim_id"]: c for c in out["claims"]}
     # 3 identical reps of 0.808 Mbit/s: the interval collapses to the value, far from Table 3's 19.08
     t3 = by["T3-TPUT-cubic-multipath"]
@@ -46,13 +57,14 @@ def test_json_is_one_object_with_claims(camp, capsys):
 def test_text_one_line_per_claim(camp, capsys):
     assert main(["scorecard", str(camp), "--no-progress", "--n-boot", "500", "--alpha", "0.1"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    claims = [ln for ln in lines if not ln.startswith("#")]
+    claims = [ln for ln in lines if not ln.startswith("#") and not ln.startswith(" ")]   # "why" lines are indented
     assert len(claims) == len(evaluate(load_campaign(camp, jobs=1, progress=False), n_boot=500))
     assert all(ln.split()[0] in ("reproduced", "not", "inconclusive") for ln in claims)
     t3 = next(ln for ln in claims if " T3-TPUT-cubic-multipath " in ln)
     assert t3.startswith("not reproduced") and "paper: 19.08 Mbit/s" in t3 and "ours: 0.808" in t3 and "n=3" in t3
     assert lines[0].startswith("# scorecard") and "5 complete, 1 skipped, 1 incomplete" in lines[0]
-    assert lines[-1].startswith("# verdicts:")
+    assert lines[-1].startswith("# verdicts (headline):")
+    assert any(ln.lstrip().startswith("why (") for ln in lines)
 
 
 @pytest.mark.parametrize("args,msg", [

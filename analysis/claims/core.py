@@ -11,6 +11,16 @@ Verdict rules (conservative; docs/claims.md):
 Intervals: Student t for means (``analysis.stats.summary``), Welch for differences of means, for ratios of means
 the union of a percentile bootstrap and a delta-method t interval (log scale). A two-sided (1 - alpha) interval is
 used also for one-sided claims, which makes each decision a test at level alpha/2 (conservative).
+* "not comparable": the paper lacks what a comparison needs (e.g. study 001's absolute values without its LTE/WiFi
+  link model, a ratio to the paper's own zero baseline). Its explanation says what is missing.
+
+Tiers: ``behaviour`` claims are about the congestion controls and count in a study's headline; ``sanity`` claims
+hold by construction of the testbed (the shaper's rate, an RTT above the propagation delay, a bitrate taken from the
+paper's own table) and are shown apart. A ``substitute_for`` row judges a statement on a substitute mechanism (study
+001's default MPTCP scheduler for the redundant one this kernel lacks): shown apart, never the statement's verdict.
+
+Explanations: every verdict other than "reproduced" carries one, ``{kind, text, evidence}`` (``explain``), as data;
+the kinds are ``EXPLANATION_KINDS``.
 """
 from __future__ import annotations
 
@@ -25,9 +35,26 @@ from analysis import stats
 
 MIN_REPS = 3
 CAPACITY_MBPS = 20.0   # two 10 Mbit/s paths (paper 000, section 2)
-VERDICTS = ("reproduced", "not reproduced", "inconclusive", "not run")
+VERDICTS = ("reproduced", "not reproduced", "inconclusive", "not comparable", "not run")
+TIERS = ("behaviour", "sanity")
+# explanation kinds (docs/claims.md): what each means and what its text and evidence must hold
+EXPLANATION_KINDS = {
+    "paper-inconsistent": "the paper's own numbers contradict the statement or each other; the text gives the "
+                          "arithmetic from the paper's values",
+    "paper-incomplete": "the paper does not give what a comparison needs (a link model, a threshold, a non-zero "
+                        "baseline); the text names what is missing",
+    "testbed-difference": "a named difference between our testbed and the paper's; the evidence links the "
+                          "measurement that shows its effect (an ablation, a validation document)",
+    "metric-definition": "the paper likely measured another quantity; the text says which, with our value under "
+                         "that definition where we can compute it",
+    "too-few-runs": "the interval is too wide to decide at this number of repetitions; the text gives the "
+                    "repetitions a decision would need",
+    "open": "nothing measured explains the difference yet; the text names the experiment that would decide it "
+            "(docs/claims.md lists every open one)",
+}
 COLUMNS = ["paper", "claim_id", "section", "experiment", "statement", "paper_value", "ours", "ci_low", "ci_high", "n",
-           "test", "p_value", "effect_size", "verdict", "note"]
+           "test", "p_value", "effect_size", "verdict", "note", "tier", "substitute_for", "explanation_kind",
+           "explanation_text", "explanation_evidence"]
 SINGLE_FLOW = ("single_vs_multi", "link_delay", "loss_rate")
 NAN = float("nan")
 
@@ -317,11 +344,50 @@ def fmt(x, nd=3, missing="nan"):
     return f"{x:.{nd}g}"
 
 
-def row(claim_id, section, experiment, statement, paper_value, est: Est | None, test, verdict, note) -> dict:
+def row(claim_id, section, experiment, statement, paper_value, est: Est | None, test, verdict, note, *,
+        tier: str = "behaviour", substitute_for: str | None = None) -> dict:
     est = est or Est()
+    if tier not in TIERS:
+        raise ValueError(f"unknown tier {tier!r}")
     return {"claim_id": claim_id, "section": section, "experiment": experiment, "statement": statement,
             "paper_value": paper_value, "ours": est.value, "ci_low": est.lo, "ci_high": est.hi, "n": int(est.n),
-            "test": test, "p_value": est.p, "effect_size": est.effect, "verdict": verdict, "note": note}
+            "test": test, "p_value": est.p, "effect_size": est.effect, "verdict": verdict, "note": note,
+            "tier": tier, "substitute_for": substitute_for, "explanation_kind": None, "explanation_text": None,
+            "explanation_evidence": None}
+
+
+def explain(r: dict, kind: str, text: str, **evidence) -> dict:
+    """Attach an explanation ``{kind, text, evidence}`` to the claim row ``r`` (in place; returned). ``evidence``:
+    the numbers behind the text (floats, with units in their names) and references inside the repository (a doc
+    section, a bundle, a notebook)."""
+    if kind not in EXPLANATION_KINDS:
+        raise ValueError(f"unknown explanation kind {kind!r} (one of {', '.join(EXPLANATION_KINDS)})")
+    if not text or not str(text).strip():
+        raise ValueError("an explanation needs a text")
+    r["explanation_kind"], r["explanation_text"] = kind, str(text)
+    r["explanation_evidence"] = {k: _plain(v) for k, v in evidence.items()} or None
+    return r
+
+
+def _plain(v):
+    """A JSON-ready evidence value: numpy scalars to Python, floats rounded to 4 significant digits."""
+    if hasattr(v, "item") and not isinstance(v, (list, tuple, dict)):
+        v = v.item()
+    if isinstance(v, float) and math.isfinite(v):
+        return float(f"{v:.4g}")
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    return v
+
+
+def headline(res: pd.DataFrame) -> pd.DataFrame:
+    """The rows a study's headline counts are over: behavioural claims judged on the paper's own mechanisms (no
+    sanity check, no substitute row)."""
+    if res.empty:
+        return res
+    return res[(res["tier"] == "behaviour") & res["substitute_for"].isna()]
 
 
 def _cohen_d(x, ref):

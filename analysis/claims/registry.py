@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.claims import core, link_delay, loss_rate, single_vs_multi, tcp_fairness, udp_fairness
+from analysis.claims import core, explain, link_delay, loss_rate, single_vs_multi, tcp_fairness, udp_fairness
 from analysis.errors import AnalysisError
 
 FAMILIES = (single_vs_multi, link_delay, loss_rate, tcp_fairness, udp_fairness)
@@ -42,11 +42,13 @@ def evaluate(df: pd.DataFrame, *, alpha: float = 0.05, n_boot: int = 9999, seed:
     rows = []
     for fam in FAMILIES:
         rows.extend(fam.claims(ctx))
-    out = pd.DataFrame(rows, columns=core.COLUMNS)
-    out["paper"] = "000"   # the study the claims come from (../shared/papers/000_*.txt)
     if extra:
-        out["note"] = [f"{n}; {extra}" if n else extra for n in out["note"]]
-    return out
+        for r in rows:
+            r["note"] = f"{r['note']}; {extra}" if r["note"] else extra
+    explain.attach(rows, ctx, "000")
+    out = pd.DataFrame(rows, columns=[c for c in core.COLUMNS if c != "paper"])
+    out.insert(0, "paper", "000")   # the study the claims come from (docs/claims.md names its paper)
+    return out[core.COLUMNS]
 
 
 def _family(df: pd.DataFrame) -> str:
@@ -93,6 +95,7 @@ def _evaluate_family(df: pd.DataFrame, family: str, *, alpha: float, n_boot: int
         rows = dualpath.claims(ctx, family, statements)
     if (directory / "tiphon.csv").is_file():
         rows += dualpath.tiphon_claims(ctx, family, pd.read_csv(directory / "tiphon.csv", dtype={"section": str}))
+    explain.attach(rows, ctx, family)
     out = pd.DataFrame(rows, columns=[c for c in core.COLUMNS if c != "paper"])
     out.insert(0, "paper", family)
     return out[core.COLUMNS]

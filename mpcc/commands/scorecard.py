@@ -72,29 +72,57 @@ def run(args) -> int:
     if not (d / "runs").is_dir():
         raise UserError(f"{d}: not a campaign directory (no runs/ inside)")
     from analysis.claims import VERDICTS, evaluate  # lazy: heavy imports only when the command runs
+    from analysis.claims.core import headline
+    from analysis.claims.explain import evidence_of
     from analysis.dataset import load_campaign
 
     df = load_campaign(d, jobs=args.jobs, progress=not args.no_progress, scheduler=args.scheduler,
                        derived_dir=args.derived_dir)
     res = evaluate(df, alpha=args.alpha, n_boot=args.n_boot, seed=args.seed)
     counts = run_counts(df.attrs["runs"])
-    verdicts = {v: int((res["verdict"] == v).sum()) for v in VERDICTS}
+    head = headline(res)
+    sanity = res[res["tier"] == "sanity"]
+    subst = res[res["substitute_for"].notna()]
+    verdicts = verdict_counts(head, VERDICTS)
     name = _campaign_name(d)
     durations = sorted({float(x) for x in df["duration_s"].dropna()}) if len(df) else []
     paper = str(res["paper"].iloc[0]) if len(res) else "000"
     if args.json:
+        expl = evidence_of(res)
+        claims = []
+        for (_, r), e in zip(res.iterrows(), expl):
+            c = {k: _clean(v) for k, v in r.items() if not k.startswith("explanation_")}
+            c["explanation"] = e
+            claims.append(c)
+        kinds = res["explanation_kind"].dropna().value_counts()
         out = {"paper": paper, "campaign": name, "campaign_dir": str(d), "alpha": args.alpha, "runs": counts,
-               "duration_s": durations, "verdicts": verdicts,
-               "claims": [{k: _clean(v) for k, v in r.items()} for r in res.to_dict(orient="records")]}
+               "duration_s": durations, "verdicts": verdicts, "headline_claims": int(len(head)),
+               "sanity_verdicts": verdict_counts(sanity, VERDICTS),
+               "substitute_verdicts": verdict_counts(subst, VERDICTS),
+               "explanation_kinds": {k: int(v) for k, v in kinds.items()}, "claims": claims}
         print(json.dumps(out, indent=1, allow_nan=False))
         return 0
     print(f"# scorecard of paper {paper} on campaign {name} ({d}): runs {counts['complete']} complete, "
           f"{counts['skipped']} skipped, {counts['incomplete']} incomplete, {counts['analysis_failed']} unreadable; "
           f"run length {', '.join(f'{x:g}' for x in durations) or '-'} s (paper: {PAPER_RUN_LENGTH.get(paper, '?')}); alpha {args.alpha:g}")
     w = max(len(c) for c in res["claim_id"]) if len(res) else 10
-    for r in res.itertuples():
-        ci = f"[{_g(r.ci_low)}, {_g(r.ci_high)}]"
-        print(f"{r.verdict:<14} {r.claim_id:<{w}}  paper: {r.paper_value} | ours: {_g(r.ours)} {ci} n={r.n} | "
-              f"{r.test} | p={_g(r.p_value, 3)} effect={_g(r.effect_size, 3)} | {r.note or '-'}")
-    print("# verdicts: " + ", ".join(f"{k} {v}" for k, v in verdicts.items()))
+    for title, part in (("claims about the congestion controls (the headline)", head),
+                        ("sanity checks (hold by construction of the testbed)", sanity),
+                        ("substitutes (a statement judged on another mechanism; never its verdict)", subst)):
+        if part.empty:
+            continue
+        print(f"## {title}: {len(part)}")
+        for r in part.itertuples():
+            ci = f"[{_g(r.ci_low)}, {_g(r.ci_high)}]"
+            print(f"{r.verdict:<14} {r.claim_id:<{w}}  paper: {r.paper_value} | ours: {_g(r.ours)} {ci} n={r.n} | "
+                  f"{r.test} | p={_g(r.p_value, 3)} effect={_g(r.effect_size, 3)} | {r.note or '-'}")
+            if isinstance(r.explanation_kind, str):
+                print(f"{'':<14} {'':<{w}}  why ({r.explanation_kind}): {r.explanation_text}")
+    print("# verdicts (headline): " + ", ".join(f"{k} {v}" for k, v in verdicts.items())
+          + f"; sanity checks: {len(sanity)}; substitutes: {len(subst)}")
     return 0
+
+
+def verdict_counts(res, verdicts) -> dict:
+    """Rows per verdict (every verdict named, zeros included)."""
+    return {v: int((res["verdict"] == v).sum()) for v in verdicts}

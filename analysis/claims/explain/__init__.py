@@ -1,0 +1,70 @@
+"""Explanations of verdicts other than "reproduced", as data: ``{kind, text, evidence}`` on each claim row
+(``analysis.claims.core.explain``; kinds in ``core.EXPLANATION_KINDS``, docs/claims.md).
+
+One module per study (``f000`` ... ``f004``) explains what is known of that study's claims from the paper's own
+numbers and our measurements; :func:`attach` runs it, then gives the rows it left a generic explanation that follows
+from the verdict itself (too few repetitions or levels, a configuration this kernel cannot run). A difference that
+nothing measured explains is ``open``, and its text names the experiment that would decide it."""
+from __future__ import annotations
+
+import importlib
+import math
+
+import pandas as pd
+
+from analysis.claims import core
+
+STUDIES = ("000", "001", "002", "003", "004")
+
+
+def attach(rows: list[dict], ctx: core.Ctx, study: str) -> list[dict]:
+    """Explain every row of ``rows`` (one study's claim rows, before they become a table) whose verdict is not
+    "reproduced"; rows already explained by their claim module keep theirs. Returns ``rows``."""
+    if study not in STUDIES:
+        raise ValueError(f"unknown study {study!r}")
+    module = importlib.import_module(f"analysis.claims.explain.f{study}")
+    todo = [r for r in rows if r["verdict"] != "reproduced" and not r.get("explanation_kind")]
+    if todo:
+        module.explain(todo, ctx, rows)
+    for r in rows:
+        if r["verdict"] != "reproduced" and not r.get("explanation_kind"):
+            generic(r)
+    return rows
+
+
+def _ci(r) -> str:
+    lo, hi = r.get("ci_low"), r.get("ci_high")
+    if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
+        return "no interval"
+    return f"95 % interval {core.fmt(lo, 4)} to {core.fmt(hi, 4)}"
+
+
+def generic(r: dict) -> dict:
+    """The explanation that follows from a verdict and its note alone (used where a study module says nothing)."""
+    v, note, n = r["verdict"], str(r.get("note") or ""), int(r.get("n") or 0)
+    if v == "not run":
+        if "not available on this kernel" in note:
+            return core.explain(r, "testbed-difference", f"This kernel cannot run the paper's mechanism: {note}.",
+                                reason=note)
+        return core.explain(r, "too-few-runs", f"No complete run of this configuration in this dataset: {note}.",
+                            n=n)
+    if v == "inconclusive":
+        if n < core.MIN_REPS:
+            return core.explain(r, "too-few-runs", f"Only {n} repetition(s) where a decision needs at least "
+                                f"{core.MIN_REPS}: {note}.", n=n)
+        if "levels run" in note and "holds at every level run but only" in note:
+            return core.explain(r, "too-few-runs", f"It holds at every level recorded, but the dataset lacks some of "
+                                f"the paper's levels ({note}).", n=n)
+        return core.explain(r, "too-few-runs", f"The {_ci(r)} (n = {n}) contains both outcomes: more repetitions "
+                            f"would narrow it ({note or 'the interval straddles the bound'}).", n=n,
+                            ci=[r.get("ci_low"), r.get("ci_high")])
+    return core.explain(r, "open", f"No measurement explains this yet ({note or 'no note'}); docs/claims.md lists "
+                        f"the experiment that would decide it.", n=n)
+
+
+def evidence_of(res: pd.DataFrame) -> pd.Series:
+    """The explanation of each row of a claims table as one object ``{kind, text, evidence}`` (None if none)."""
+    return pd.Series([{"kind": k, "text": t, "evidence": e if isinstance(e, dict) else None}
+                      if isinstance(k, str) else None
+                      for k, t, e in zip(res["explanation_kind"], res["explanation_text"], res["explanation_evidence"])],
+                     index=res.index, dtype=object)
