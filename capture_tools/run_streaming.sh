@@ -180,7 +180,7 @@ applied=$("${CH[@]}" up --topology "$TOPO" 2>>"$LOG")
 if [[ "$cc" == bbr ]]; then ip netns exec "$P$SRV" bash "$TB/nodes/host.sh" --fq >>"$LOG" 2>&1 || true; fi
 
 # the server's congestion control: its namespace's default where the host allows it, else on its routes. Never try
-# the sysctl for a restricted cc: the failed attempt leaks a reference on a BPF cc (shared/notes/measured-facts.md).
+# the sysctl for a restricted cc: the failed attempt leaks a reference on a BPF cc (docs/testbed.md).
 allowed=$(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control)
 if [[ " $allowed " == *" $cc "* ]]; then
     ip netns exec "$P$SRV" sysctl -qw "net.ipv4.tcp_congestion_control=$cc"

@@ -122,7 +122,7 @@ def test_sack_ratio_not_reproduced_and_throughput_ratio_reproduced():
     assert (s01.ci_low, s01.ci_high) == (pytest.approx(2.5 * math.exp(-h)), pytest.approx(2.5 * math.exp(h)))
     assert s01.verdict == "not reproduced" and s01.p_value == 1.0
     assert s01.effect_size == 1.0                    # Cliff's delta: every multipath value above every single one
-    assert "2.5x expected" in s01.note
+    assert s01.explanation_kind == "testbed-difference" and "20 s" in s01.explanation_text   # runs shorter than 100 s
     t3 = _get(res, "T3-RATIO-cubic")
     assert t3.ours == pytest.approx(19.1 / 9.6) and t3.verdict == "reproduced"
 
@@ -131,7 +131,7 @@ def test_sack_ratio_unbounded_when_single_path_has_none():
     rows = (_single("bbr", "single", [0, 0, 0], col="sack_blocks")
             + _single("bbr", "multipath", [600, 650, 700], col="sack_blocks"))
     r = _get(_ev(rows), "S01-bbr")
-    assert math.isinf(r.ours) and r.verdict == "reproduced" and "unbounded" in r.note
+    assert math.isinf(r.ours) and r.verdict == "not comparable" and "unbounded" in r.note
 
 
 def test_bic_inconsistency_recorded():
@@ -295,3 +295,47 @@ def test_skewed_runs_are_not_mixed_in():
     r = _get(res, "T3-TPUT-cubic-multipath")
     assert r.verdict == "reproduced" and r.n == 3
     assert "only path_skew_ms=0 runs used" in r.note
+
+
+# ----------------------------------------------------------------------------------------------- issue: verdicts a reviewer can trust
+
+def test_a_ratio_to_a_zero_baseline_decides_nothing():
+    """S01-bbr: 0 single-path SACK blocks in every rep made the ratio infinite and the verdict "reproduced" for any
+    multipath count above 0 (before: reproduced by construction). Now "not comparable", explained."""
+    rows = (_single("bbr", "single", [0, 0, 0], col="sack_blocks")
+            + _single("bbr", "multipath", [5, 9, 7], col="sack_blocks"))
+    r = _get(_ev(rows), "S01-bbr")
+    assert r["verdict"] == "not comparable"
+    assert r["explanation_kind"] == "paper-incomplete" and "zero baseline" in r["explanation_text"]
+    # a positive baseline is still judged as a ratio
+    rows = (_single("reno", "single", [100, 110, 90], col="sack_blocks")
+            + _single("reno", "multipath", [3000, 3300, 2700], col="sack_blocks"))
+    assert _get(_ev(rows), "S01-reno")["verdict"] == "reproduced"
+
+
+def test_shaper_checks_are_sanity_tier_and_outside_the_headline():
+    """T3-TPUT, S02, S04, S14, S15 hold by construction of the testbed (the shapers' rate, RTT above the
+    propagation delay): tier "sanity", never in the headline counts."""
+    from analysis.claims.core import headline
+    res = _ev([])
+    sanity = set(res.loc[res["tier"] == "sanity", "claim_id"])
+    for prefix in ("T3-TPUT-", "S02-", "S04-", "S14-", "S15-"):
+        assert any(c.startswith(prefix) for c in sanity), prefix
+    assert not any(c.startswith(("S01-", "S05-", "S16-", "T4-JAIN-", "S17-")) for c in sanity)
+    assert not set(headline(res)["claim_id"]) & sanity
+    assert set(res["tier"]) == {"behaviour", "sanity"}
+
+
+def test_every_verdict_but_reproduced_is_explained():
+    """On constructed data as on the bundles: kind from the documented list, non-empty text; "reproduced" rows
+    carry none."""
+    from analysis.claims.core import EXPLANATION_KINDS
+    rows = (_single("bbr", "single", [0, 0, 0], col="sack_blocks")
+            + _single("bbr", "multipath", [5, 9, 7], col="sack_blocks")
+            + _single("cubic", "multipath", [19.1, 19.2, 19.0], experiment="link_delay"))
+    res = _ev(rows)
+    for r in res.itertuples():
+        if r.verdict == "reproduced":
+            assert not isinstance(r.explanation_kind, str), r.claim_id
+        else:
+            assert r.explanation_kind in EXPLANATION_KINDS and r.explanation_text.strip(), r.claim_id

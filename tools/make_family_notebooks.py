@@ -58,10 +58,17 @@ filters = {{}}                        # column -> value or list of values, e.g. 
 
 
 def scorecard(prefix):
-    return f'''scores = evaluate(df, alpha=alpha, n_boot=n_boot, seed=0)
+    return f'''from analysis.claims.core import headline
+from analysis.claims.explain import markdown as explanations
+from IPython.display import Markdown
+scores = evaluate(df, alpha=alpha, n_boot=n_boot, seed=0)
 save_table(scores, output_dir, "{prefix}_scorecard")
-print(scores["verdict"].value_counts().to_string())
-display(scores[["claim_id", "statement", "paper_value", "ours", "ci_low", "ci_high", "n", "verdict", "note"]])'''
+head, sanity, subst = headline(scores), scores[scores["tier"] == "sanity"], scores[scores["substitute_for"].notna()]
+print("headline (claims about the congestion controls):", head["verdict"].value_counts().to_dict())
+print(f"sanity checks: {{len(sanity)}}; substitutes (shown apart, never a statement's verdict): {{len(subst)}}")
+display(scores[["claim_id", "statement", "paper_value", "ours", "ci_low", "ci_high", "n", "verdict", "tier", "note"]])
+display(Markdown("**Why each claim that is not reproduced differs** (the scorecard's explanations; docs/claims.md):"))
+display(Markdown(explanations(scores)))'''
 
 
 ONLY = tuple(sys.argv[1:])
@@ -204,9 +211,9 @@ for ax, (metric, col) in zip(axes, metrics.items()):
 fig.tight_layout()
 save_figure(fig, output_dir, "10_table2")
 plt.show()'''),
-    ("md", """Known differences: the paper's TCP baseline (12.98 Mbit/s) exceeds its own 10 Mbit/s path, and its 13–19 %
-packet loss is far above what a 1000- or 50-packet FIFO drops for one TCP flow here; both are recorded as printed
-(`data/reference/003/README.md`). The paper does not say where its ping and jitter were measured; ours are path 1's."""),
+    ("md", """Where ours and the paper's differ, and why: the scorecard's explanations at the end of this notebook (one
+source of truth with `mpcc scorecard`; docs/claims.md lists the open ones with the experiment that would decide
+them). The paper does not say where its ping and jitter were measured; ours are path 1's."""),
     ("md", "## Resilience: an 80 Mbit/s UDP flood over path 1"),
     ("code", '''res = df[df["experiment"] == "resilience"]
 if res.empty:

@@ -467,9 +467,9 @@ def all_levels(per_level: list[tuple[str, Est, tuple]], expected_levels: int, le
 
 
 def level_claim(ctx: Ctx, *, claim_id, section, experiment, statement, paper_value, test, levels, level_name,
-                est_at, reason_ccs, what, notes=(), match=None) -> dict:
+                est_at, reason_ccs, what, notes=(), match=None, tier="behaviour") -> dict:
     """One "holds at every level of the paper's range" claim. ``est_at(level)`` returns (Est, region) or None
-    when that level has no complete run."""
+    when that level has no complete run; ``tier`` as in :func:`row`."""
     per = []
     for lv in levels:
         r = est_at(lv)
@@ -478,7 +478,8 @@ def level_claim(ctx: Ctx, *, claim_id, section, experiment, statement, paper_val
     extra = [n for n in notes if n]
     if not per:
         return row(claim_id, section, experiment, statement, paper_value, None, test, "not run",
-                   "; ".join([not_run_reason(ctx, reason_ccs, what, match)] + extra))
+                   "; ".join([not_run_reason(ctx, reason_ccs, what, match)] + extra), tier=tier)
     e, v, note = all_levels(per, len(levels), level_name)
     det = [e.detail] if e is not None and e.detail else []
-    return row(claim_id, section, experiment, statement, paper_value, e, test, v, "; ".join([note] + det + extra))
+    return row(claim_id, section, experiment, statement, paper_value, e, test, v, "; ".join([note] + det + extra),
+               tier=tier)

@@ -20,9 +20,9 @@ Tolerances for "approx" (the papers give none): throughput ±10 % of the paper's
 
 Where a statement is about MPTCP's redundant scheduler and the kernel lacks it, its check is "not run" with the
 SKIPPED reason, and a second row ``<id>/default`` judges the same statement on the default scheduler's runs
-(labelled as a substitute). Absolute values of study 001 depend on its LTE/WiFi link models, which the paper does
-not print (ours: testbed/families/001/topology.json): those verdicts are "inconclusive" with what the interval
-showed in the note.
+(``substitute_for``: shown apart, never counted as the statement's verdict). Absolute values of study 001 depend on
+its LTE/WiFi link models, which the paper does not print (ours: testbed/families/001/topology.json): those claims
+are "not comparable", and the explanation says what the interval alone would have said.
 """
 from __future__ import annotations
 
@@ -195,13 +195,19 @@ def _absolute(st, data: _Data, cond, sid_suffix, scheduler, notes) -> list[dict]
             continue
         e = core.one_sample(x, reg, ctx.alpha)
         v, note = core.decide(e, reg)
-        extra = list(notes)
+        r = core.row(cid, st.section, st.experiment, stmt, _paper_value(st), e, "one-sample t", v,
+                     "; ".join([n for n in [note] + list(notes) if n]))
         if fam == "001" and st.relation == "approx":
-            extra.insert(0, f"absolute value not comparable: the paper does not print its LTE/WiFi link models "
-                            f"(ours: testbed/families/001/topology.json); the interval alone says '{v}'")
-            v = "inconclusive"
-        out.append(core.row(cid, st.section, st.experiment, stmt, _paper_value(st), e, "one-sample t", v,
-                            "; ".join([n for n in [note] + extra if n])))
+            r["verdict"] = "not comparable"
+            core.explain(r, "paper-incomplete",
+                         f"The paper (ns-3) does not print its LTE/WiFi link models (rates, delays, loss, queue "
+                         f"discipline), so an absolute {st.quantity} has nothing to be compared against; ours comes from "
+                         f"our own link model (testbed/families/001/topology.json): {core.fmt(e.value, 4)} {st.unit}, "
+                         f"95 % interval {core.fmt(e.lo, 4)} to {core.fmt(e.hi, 4)}, which on its own would say "
+                         f"'{v}' against the paper's {core.fmt(st.value, 4)}.",
+                         ours=e.value, ci=[e.lo, e.hi], paper=st.value, interval_alone_says=v,
+                         link_model="testbed/families/001/topology.json")
+        out.append(r)
     return out
 
 
@@ -304,6 +310,15 @@ def _mptcp_minus_single(st, data: _Data, cond, notes) -> list[dict]:
     return [_welch_row(st, stmt, x, y, reg, ctx, list(notes), "no complete runs of both modes")]
 
 
+def _mark_substitute(rows: list[dict], statement_id: str) -> list[dict]:
+    """Rows that judge ``statement_id`` on the default scheduler's runs: shown apart, never the statement's verdict
+    (``substitute_for``), each explained by the substitution itself when it is not "reproduced"."""
+    for r in rows:
+        r["note"] = f"substitute: the default scheduler's runs; {r['note']}"
+        r["substitute_for"] = r["claim_id"].split("/")[0]
+    return rows
+
+
 def claims(ctx: core.Ctx, family: str, statements: pd.DataFrame) -> list[dict]:
     """One row per statement of ``family`` (and per substitute scheduler), columns ``core.COLUMNS`` minus paper."""
     data = _Data(ctx, family)
@@ -317,10 +332,7 @@ def claims(ctx: core.Ctx, family: str, statements: pd.DataFrame) -> list[dict]:
         if "gap_mptcp_minus_max_single" in q or "gap_mptcp_minus_min_single" in q:
             for sched, suffix in _schedulers(cond, data):
                 rows = _gap_vs_single(st, data, cond, suffix, sched, notes)
-                if suffix:
-                    for r in rows:
-                        r["note"] = f"substitute: the default scheduler's runs; {r['note']}"
-                out.extend(rows)
+                out.extend(_mark_substitute(rows, st.id) if suffix else rows)
         elif "large_minus_small_buffer" in q:
             out.extend(_large_minus_small(st, data, cond, notes))
         elif "_minus_" in q and "other_table2_scenarios" in q:
@@ -331,10 +343,7 @@ def claims(ctx: core.Ctx, family: str, statements: pd.DataFrame) -> list[dict]:
             scheds = _schedulers(cond, data) if "mptcp" in _modes(st, cond) else [(None, "")]
             for sched, suffix in scheds:
                 rows = _absolute(st, data, cond, suffix, sched, notes)
-                if suffix:
-                    for r in rows:
-                        r["note"] = f"substitute: the default scheduler's runs; {r['note']}"
-                out.extend(rows)
+                out.extend(_mark_substitute(rows, st.id) if suffix else rows)
         else:
             out.append(core.row(st.id, st.section, st.experiment, f"{q} {_paper_value(st)}", _paper_value(st),
                                 None, "", "not run", f"no measurement defined for quantity {q!r}"))
@@ -376,9 +385,33 @@ def tiphon_claims(ctx: core.Ctx, family: str, tiphon: pd.DataFrame) -> list[dict
             e = core.one_sample(x, reg, ctx.alpha)
             v, note = core.decide(e, reg)
             extra = f"class range {reg[0]:g}-{reg[1]:g} (analysis.metrics.tiphon)"
-            if kind == "jitter" and idx == 4:
-                extra += ("; that table's 'Sangat Bagus' jitter is exactly 0 ms, so no measured jitter is in it "
-                          "(the paper's own 1.56 ms would be 'Bagus')")
-            out.append(core.row(cid, t.section, t.experiment, stmt, t[6], e, "one-sample t", v,
-                                "; ".join(n for n in [note, extra] if n)))
+            r = core.row(cid, t.section, t.experiment, stmt, t[6], e, "one-sample t", v,
+                         "; ".join(n for n in [note, extra] if n))
+            if reg[1] - reg[0] <= 0:
+                _degenerate_class(r, ctx, family, t, metric, kind, idx, e, b)
+            out.append(r)
     return out
+
+
+def _degenerate_class(r, ctx, family, t, metric, kind, idx, e, bounds) -> None:
+    """A class whose band is a single value (TIPHON's 'Sangat Bagus' jitter is exactly 0 ms) contains no measured
+    value, the paper's own included: no interval can be inside it, so the check decides nothing ("not comparable").
+    The explanation gives the class the table puts the paper's own value in, and the classes of our interval."""
+    from analysis import reference
+    from analysis.metrics import tiphon as tp
+
+    st = reference.load_statements(reference.REFERENCE_DIR / family).set_index("id")
+    paper_vals = [float(v) for v, q, c in zip(st["value"], st["quantity"], st["condition"])
+                  if q == metric and parse_condition(c).get("mode") == parse_condition(t.condition).get("mode")]
+    index_of = {"latency": tp.delay_index, "jitter": tp.jitter_index, "packet_loss": tp.loss_index}[kind]
+    unit = "%" if kind == "packet_loss" else "ms"
+    ours = sorted({tp.category(index_of(max(v, 0.0))) for v in (e.lo, e.hi) if math.isfinite(v)})
+    paper_cls = [f"{v:g} -> {tp.category(index_of(v))}" for v in paper_vals]
+    r["verdict"] = "not comparable"
+    core.explain(r, "paper-inconsistent",
+                 f"The TIPHON table's '{tp.category(idx)}' {kind} is the single value {bounds[0]:g} {unit}, so no measured "
+                 f"value falls in it: the paper assigns the class to its own {', '.join(f'{v:g}' for v in paper_vals)}"
+                 f" {unit}, which the same table puts in {', '.join(p.split(' -> ')[1] for p in paper_cls) or '?'}. Ours "
+                 f"({core.fmt(e.value, 4)} {unit}, 95 % interval {core.fmt(e.lo, 4)} to {core.fmt(e.hi, 4)}) is in "
+                 f"{' / '.join(ours)} by that table.",
+                 paper_value_class=paper_cls, ours_interval_classes=ours, class_band=[bounds[0], bounds[0]])

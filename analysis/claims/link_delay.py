@@ -1,5 +1,7 @@
 """Section 4.2 A and 5: one TCP flow over both paths, link delay 10-100 ms (step 10), no loss.
 
+Tiers: S02 (throughput above 90 % of the two shapers' 20 Mbit/s) and S04 (mean RTT above the configured link delay)
+hold by construction of the testbed, whatever the congestion control does: sanity checks, shown apart.
 Throughput: flow 1 ``goodput_mbps`` at router1; RTT: ``rtt_mean_ms`` (ACK-based, Karn) at router1 — the paper's
 "rata-rata RTT". Runs of any single-flow experiment with the same parameters are pooled (e.g. single_vs_multi's
 multipath d10 runs count at link delay 10 ms).
@@ -37,7 +39,7 @@ def claims(ctx) -> list[dict]:
             paper_value="> 18 Mbit/s (S02); > 90 % of 20 Mbit/s (S03, S22)",
             test="t-interval per delay above 18 (all levels); p = one-sided t; effect: Cohen's d vs 18",
             levels=LEVELS, level_name="link_delay_ms", est_at=tput, reason_ccs=cc, what=what, match=M,
-            notes=["S03 and S22 state the same bound as a fraction (0.9 x 20 = 18 Mbit/s)"]))
+            notes=["S03 and S22 state the same bound as a fraction (0.9 x 20 = 18 Mbit/s)"], tier="sanity"))
 
         def rtt_gap(d, cc=cc):
             sel = _sel(ctx, cc, d)
@@ -50,7 +52,8 @@ def claims(ctx) -> list[dict]:
             statement=f"{cc} mean RTT above the link delay at every link delay 10-100 ms",
             paper_value="RTT > link delay ('cenderung', S04)",
             test="t-interval of (mean RTT - link delay) above 0 per delay; p = one-sided t; effect: Cohen's d",
-            levels=LEVELS, level_name="link_delay_ms", est_at=rtt_gap, reason_ccs=cc, what=what, match=M))
+            levels=LEVELS, level_name="link_delay_ms", est_at=rtt_gap, reason_ccs=cc, what=what, match=M,
+            tier="sanity"))
     for cc in LOSS_BASED:
         what = f"{cc} and bbr multipath link delay 10-100 ms"
 

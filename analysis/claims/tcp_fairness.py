@@ -53,25 +53,27 @@ def claims(ctx) -> list[dict]:
         label = f"pair {k} {cc}+{cc2}"
         tot_ref = ref.throughput1_mbps + ref.throughput2_mbps
 
-        def one(cid, sec, stmt, pv, test, x, reg, notes=()):
+        def one(cid, sec, stmt, pv, test, x, reg, notes=(), tier="behaviour"):
             if x.size == 0:
                 out.append(core.row(cid, sec, EXP, stmt, pv, None, test, "not run",
-                                    "; ".join([core.not_run_reason(ctx, [cc, cc2], what, dict(experiment=EXP, cc=cc, cc2=cc2))] + list(notes))))
+                                    "; ".join([core.not_run_reason(ctx, [cc, cc2], what, dict(experiment=EXP, cc=cc, cc2=cc2))] + list(notes)),
+                                    tier=tier))
                 return
             e = core.one_sample(x, reg, a)
             v, why = core.decide(e, reg)
-            out.append(core.row(cid, sec, EXP, stmt, pv, e, test, v, "; ".join([w for w in [why, *notes] if w])))
+            out.append(core.row(cid, sec, EXP, stmt, pv, e, test, v, "; ".join([w for w in [why, *notes] if w]),
+                                tier=tier))
 
         tot = x1 + x2
         one(f"S14-pair{k}", "4.3", f"{label}: total throughput about 19 Mbit/s",
             f"about 19 Mbit/s (S14); Table 4 total {fmt(tot_ref, 4)}; tolerance +-{TOL_MBPS:g}",
             "t-interval of flow1+flow2 overlap goodput within 19 +- 1; p = TOST; effect: Cohen's d vs 19",
-            tot, core.region("approx", 19.0, tol=TOL_MBPS))
+            tot, core.region("approx", 19.0, tol=TOL_MBPS), tier="sanity")
         one(f"S15-pair{k}", "4.3", f"{label}: total throughput >= 95 % of 20 Mbit/s",
             f">= 19 Mbit/s (S15); Table 4 total {fmt(tot_ref, 4)}",
             "t-interval of the total at or above 19; p = one-sided t; effect: Cohen's d vs 19",
             tot, core.region(">=", 0.95 * core.CAPACITY_MBPS),
-            notes=["paper inconsistency: Table 4 totals are 18.53-19.15 Mbit/s, only pair 3 reaches 19"])
+            notes=["paper inconsistency: Table 4 totals are 18.53-19.15 Mbit/s, only pair 3 reaches 19"], tier="sanity")
         one(f"S16-pair{k}", "4.3", f"{label}: Jain's index > 0.9",
             f"> 0.9 (S16); Table 4: {ref.jain}",
             "t-interval of Jain above 0.9; p = one-sided t; effect: Cohen's d vs 0.9",

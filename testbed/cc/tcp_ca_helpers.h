@@ -15,7 +15,7 @@
 /* include/linux/tcp.h: TCP_CONG_NON_RESTRICTED. Set on every port: it puts the CC in
  * net.ipv4.tcp_allowed_congestion_control, so a namespace may select it without CAP_NET_ADMIN tricks and a failed
  * attempt to make a restricted BPF CC a namespace's default (EPERM) cannot leak a module reference
- * (../shared/notes/measured-facts.md). */
+ * (docs/testbed.md). */
 #define TCP_CONG_NON_RESTRICTED 0x1
 
 #define BPF_STRUCT_OPS(name, args...) SEC("struct_ops/" #name) BPF_PROG(name, args)

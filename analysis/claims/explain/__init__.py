@@ -68,3 +68,20 @@ def evidence_of(res: pd.DataFrame) -> pd.Series:
                       if isinstance(k, str) else None
                       for k, t, e in zip(res["explanation_kind"], res["explanation_text"], res["explanation_evidence"])],
                      index=res.index, dtype=object)
+
+
+def markdown(res: pd.DataFrame, prefixes: tuple[str, ...] | None = None) -> str:
+    """The explanations of the claims in ``res`` whose id starts with one of ``prefixes`` (all when None), as a
+    Markdown list: one item per claim that is not "reproduced" — id, verdict, kind, full text. The notebooks show
+    their "why we differ" from this, so that the scorecard is the one source of the text."""
+    sel = res if not prefixes else res[res["claim_id"].str.startswith(tuple(prefixes))]
+    items = []
+    for r in sel.itertuples():
+        if r.verdict == "reproduced" or not isinstance(r.explanation_kind, str):
+            continue
+        tier = " — sanity check" if r.tier == "sanity" else ""
+        sub = f" — substitute for {r.substitute_for}" if isinstance(r.substitute_for, str) else ""
+        items.append(f"- **{r.claim_id}** ({r.verdict}{tier}{sub}; *{r.explanation_kind}*): {r.explanation_text}")
+    if not items:
+        return "Every claim shown here is reproduced on this dataset."
+    return "\n".join(items)
