@@ -76,3 +76,18 @@ def without_options(args: list[str], *opts: str) -> list[str]:
             continue
         out.append(a)
     return out
+
+
+def registered_ccs() -> dict[str, int]:
+    """Registered tcp_congestion_ops struct_ops (state INUSE): name -> id, from ``bpftool -j struct_ops dump``. An
+    unregistered map lives on in state TOBEFREE while a socket still uses it, and ``bpftool struct_ops show`` lists
+    it too, under the same name: only the INUSE one is registered (testbed/cc/struct_ops_lib.sh)."""
+    out = subprocess.run(["bpftool", "-j", "struct_ops", "dump"], capture_output=True, text=True, check=True).stdout
+    regs, info = {}, None
+    for e in json.loads(out or "[]"):
+        if "bpf_map_info" in e:
+            info = e["bpf_map_info"]
+        elif "bpf_struct_ops_tcp_congestion_ops" in e and info is not None:
+            if e["bpf_struct_ops_tcp_congestion_ops"]["common"]["state"] == "BPF_STRUCT_OPS_STATE_INUSE":
+                regs[info["name"]] = info["id"]
+    return regs

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.netns_helpers import registered_ccs
+
 ROOT = Path(__file__).resolve().parents[1]
 CCCTL = ROOT / "testbed" / "cc" / "ccctl.sh"
 PORTS = ["bic", "westwood", "westwood_e", "pcc_vivace"]
@@ -31,16 +33,7 @@ pytestmark = [
 
 
 def _registered() -> dict[str, int]:
-    """Registered (state INUSE) tcp_congestion_ops: name -> struct_ops id, from ``bpftool -j struct_ops dump``."""
-    out = subprocess.run(["bpftool", "-j", "struct_ops", "dump"], capture_output=True, text=True, check=True).stdout
-    regs, info = {}, None
-    for e in json.loads(out or "[]"):
-        if "bpf_map_info" in e:
-            info = e["bpf_map_info"]
-        elif "bpf_struct_ops_tcp_congestion_ops" in e and info is not None:
-            if e["bpf_struct_ops_tcp_congestion_ops"]["common"]["state"] == "BPF_STRUCT_OPS_STATE_INUSE":
-                regs[info["name"]] = info["id"]
-    return regs
+    return registered_ccs()
 
 
 def _available() -> list[str]:
