@@ -48,6 +48,20 @@ the note says what the tables give.
 The paper streamed with VLC, TCP CUBIC over RTSP and PCC over HTTP in tests 1-3 (test 4: PCC's protocol not printed),
 both over RTSP in test 5 run "at the same time"; ours: both ccs stream over HTTP (ffmpeg server, curl client), each cc
 in its own runs. Said in the note of every comparison.
+
+Tiers (``core.row``): throughput and packet loss are set by the testbed, not by the cc, wherever the shared link is
+never filled: an application-limited stream gets the video's bitrate (``video_kbps``, chosen from the paper's Table 4)
+and loses no packet whatever its cc. A throughput or loss statement whose every test has a configured offered load
+(background_mbps + 3 clients x video_kbps) of at most :data:`UNFILLED_MAX_LOAD` of the shared link's rate
+(``shared_link_mbit``, else :data:`SHARED_LINK_MBPS`) is therefore tier "sanity" (tests 1-4 here: at most 35 %);
+statements that involve test 5 (90 % background) stay "behaviour". Delay statements stay "behaviour" everywhere (a
+sender's bursts and pacing set the queueing it causes itself).
+
+Collapsed intervals (:func:`guard`): a zero-width interval from n >= 2 repetitions that all gave the same value (e.g.
+0 % loss in every run) is not certainty and never decides. For packet loss, the interval is then computed from the
+packet counts instead: exact Clopper-Pearson per (test, cc) group (lost of sent packets, pooled over its runs and
+clients), combined over the groups of the statistic with a Bonferroni split of alpha (:func:`exact_linear`). For the
+other metrics the row gets no interval (at most "inconclusive").
 """
 from __future__ import annotations
 
@@ -55,10 +69,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats as _st
 
 from analysis.claims import core
 from analysis.claims.dualpath import parse_condition
 from analysis.claims.westwood import _with_p, level_bootstrap, mean_over, not_run_reason
+from analysis.families.streaming import CLIENTS
 
 P, C = "pcc_vivace", "cubic"
 TESTS = (1, 2, 3, 4, 5)
@@ -67,6 +83,9 @@ VIDEO_KBPS = 3600.0
 # metric -> (per-run column, per-client table, per-test mean table, unit)
 METRICS = {"throughput_kbps": ("thr", 4, 5, "kbps"), "delay_ms": ("delay", 6, 7, "ms"),
            "packet_loss_pct": ("loss", 8, 9, "%")}
+SHARED_LINK_MBPS = 100.0   # the shared link's rate when a run does not record shared_link_mbit (docs/families.md)
+UNFILLED_MAX_LOAD = 0.5    # configured offered load / link rate up to which the link never fills (tests 1-4: <= 0.35)
+SET_BY_TESTBED = ("throughput_kbps", "packet_loss_pct")   # metrics an unfilled link sets whatever the cc
 THR_REL_TOL = 0.10
 DELAY_REL_TOL = 0.20
 LOSS_TOL = (0.20, 0.1)      # (fraction of the printed value, percentage-point floor)
@@ -83,8 +102,10 @@ KNOWN = {   # the paper's own inconsistencies (data/reference/002/README.md), re
     "002-S37": "Table 5's cubic tests 2-4 include client 1's three 10000 kbps cells (README)",
     "002-S17": "the mean of Table 5's tests 2-4 is 3397.778, not the printed 3397,111",
     "002-S38": "the mean of Table 5's tests 2-4 is 3397.778, not the printed 3397,111",
-    "002-S18": "the paper's gap rests on cubic client 1's three 10000 kbps cells (README)",
-    "002-S39": "the paper's gap rests on cubic client 1's three 10000 kbps cells (README)",
+    "002-S18": "most of the paper's gap (-2335.3 kbps, Table 5) is cubic client 1's three 10000 kbps cells; without "
+               "them Table 4 gives -201.9 kbps (cubic 3599.7, PCC 3397.8)",
+    "002-S39": "most of the paper's gap (-2335.3 kbps, Table 5) is cubic client 1's three 10000 kbps cells; without "
+               "them Table 4 gives -201.9 kbps (cubic 3599.7, PCC 3397.8)",
     "002-S09": "README: contradicts test 1, where PCC's throughput is the higher (S11, S36)",
     "002-S44": "README: contradicts test 1, where PCC's throughput is the higher (S11, S36)",
     "002-S07": "README: the abstract omits §5's exception at 90 % background (loss, S64-S67)",
@@ -142,23 +163,47 @@ def test_number(experiment) -> float:
 
 # --------------------------------------------------------------------------------------------- per-run values
 
+def inter_packet_ms(payload_bytes, throughput_kbps, sent_pkts, loss_pct):
+    """Mean inter-packet time of a stream at its receiver, ms: the time from its first to its last data packet
+    (payload_bytes x 8 / throughput_kbps: bit / (kbit/s) = ms, the span ``throughput_kbps`` is computed over) divided
+    by the data packets received (sent_pkts x (1 - loss_pct / 100)), i.e. "total time / packets" as Wireshark-based
+    QoS papers compute a "delay". Element-wise on arrays; NaN where an input is missing or not positive."""
+    b, thr, n, loss = (np.asarray(pd.to_numeric(pd.Series(np.atleast_1d(v)), errors="coerce"), dtype=float)
+                       for v in (payload_bytes, throughput_kbps, sent_pkts, loss_pct))
+    pkts = n * (1.0 - loss / 100.0)
+    ok = (b > 0) & (thr > 0) & (pkts > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(ok, b * 8.0 / thr / pkts, np.nan)
+    return out if np.ndim(payload_bytes) else float(out[0])
+
+
 def run_table(df: pd.DataFrame) -> pd.DataFrame:
     """One row per run of streaming rows ``df``: run_id, experiment, test (1-5), cc, background_mbps, video_kbps,
-    duration_s, rep, thr (mean of the clients' throughput_kbps, kbit/s), delay (mean of their delay_mean_ms, ms),
-    loss (mean of their loss_pct, %); a mean over the clients with a finite value."""
-    cols = ["run_id", "experiment", "test", "cc", "background_mbps", "video_kbps", "duration_s", "rep", "thr",
-            "delay", "loss"]
+    duration_s, rep, link_mbit (the shared link's rate, Mbit/s; NaN when not recorded), thr (mean of the clients'
+    throughput_kbps, kbit/s), delay (mean of their delay_mean_ms, ms), loss (mean of their loss_pct, %), ipt (mean of
+    their :func:`inter_packet_ms`, ms); a mean over the clients with a finite value. sent_pkts and lost_pkts: the
+    run's data packets sent and lost (sum over its clients of sent_pkts and loss_pct / 100 x sent_pkts, rounded;
+    NaN when a client lacks either)."""
+    cols = ["run_id", "experiment", "test", "cc", "background_mbps", "video_kbps", "duration_s", "rep", "link_mbit",
+            "thr", "delay", "loss", "ipt", "sent_pkts", "lost_pkts"]
     if df.empty:
         return pd.DataFrame(columns=cols)
-    num = lambda c: pd.to_numeric(df[c], errors="coerce")   # noqa: E731
+    num = lambda c: (pd.to_numeric(df[c], errors="coerce") if c in df.columns   # noqa: E731
+                     else pd.Series(np.nan, index=df.index, dtype=float))
+    sent, loss = num("sent_pkts"), num("loss_pct")
     d = pd.DataFrame({"run_id": df["run_id"].astype(str), "experiment": df["experiment"], "cc": df["cc"],
                       "background_mbps": num("background_mbps"), "video_kbps": num("video_kbps"),
-                      "duration_s": num("duration_s"), "rep": num("rep"), "thr": num("throughput_kbps"),
-                      "delay": num("delay_mean_ms"), "loss": num("loss_pct")})
+                      "duration_s": num("duration_s"), "rep": num("rep"), "link_mbit": num("shared_link_mbit"),
+                      "thr": num("throughput_kbps"), "delay": num("delay_mean_ms"), "loss": loss,
+                      "ipt": inter_packet_ms(num("received_payload_bytes").to_numpy(),
+                                             num("throughput_kbps").to_numpy(), sent.to_numpy(), loss.to_numpy()),
+                      "sent_pkts": sent, "lost_pkts": (loss / 100.0 * sent).round()})
     g = d.groupby("run_id", sort=True)
-    out = g[["experiment", "cc", "background_mbps", "video_kbps", "duration_s", "rep"]].first()
-    for c in ("thr", "delay", "loss"):
+    out = g[["experiment", "cc", "background_mbps", "video_kbps", "duration_s", "rep", "link_mbit"]].first()
+    for c in ("thr", "delay", "loss", "ipt"):
         out[c] = g[c].mean()          # NaN-skipping mean over the run's clients
+    for c in ("sent_pkts", "lost_pkts"):
+        out[c] = g[c].sum(min_count=1).where(g[c].count() == g.size())   # NaN unless every client has it
     out["test"] = [test_number(e) for e in out["experiment"]]
     return out.reset_index()[cols]
 
@@ -198,6 +243,120 @@ def groups(runs: pd.DataFrame, column: str, tests, ccs) -> dict:
     return out
 
 
+def counts(runs: pd.DataFrame, tests, ccs) -> dict:
+    """{(test, cc): (lost, sent)} data packets of ``runs`` pooled over each group's runs (and their clients), for
+    ``tests`` and ``ccs``; a group is left out when a run of it lacks the counts."""
+    out = {}
+    for (t, cc), g in runs.groupby(["test", "cc"], sort=True):
+        if cc not in ccs or int(t) not in tests:
+            continue
+        k, n = pd.to_numeric(g["lost_pkts"], errors="coerce"), pd.to_numeric(g["sent_pkts"], errors="coerce")
+        if len(g) and k.notna().all() and n.notna().all() and float(n.sum()) > 0:
+            out[(int(t), cc)] = (int(k.sum()), int(n.sum()))
+    return out
+
+
+# --------------------------------------------------------------------------------------------- what a test exercises
+
+def offered_load(runs: pd.DataFrame, test: int) -> float:
+    """The configured load offered to the shared link in ``test``, as a fraction of its rate: (background_mbps +
+    3 clients x video_kbps / 1000) / link rate, the largest over the test's runs; without runs, the test's default
+    background (:data:`BACKGROUND_MBPS`) and video (:data:`VIDEO_KBPS`). The link rate is ``link_mbit`` where
+    recorded, else :data:`SHARED_LINK_MBPS`."""
+    r = runs[runs["test"] == test] if len(runs) else runs
+    if not len(r):
+        return (BACKGROUND_MBPS.get(int(test), NAN) + len(CLIENTS) * VIDEO_KBPS / 1000.0) / SHARED_LINK_MBPS
+    bg = pd.to_numeric(r["background_mbps"], errors="coerce").fillna(0.0).to_numpy(dtype=float)
+    video = pd.to_numeric(r["video_kbps"], errors="coerce").fillna(VIDEO_KBPS).to_numpy(dtype=float)
+    link = pd.to_numeric(r["link_mbit"], errors="coerce").to_numpy(dtype=float)
+    link = np.where(np.isfinite(link) & (link > 0), link, SHARED_LINK_MBPS)
+    return float(np.max((bg + len(CLIENTS) * video / 1000.0) / link))
+
+
+def tier(metric: str | None, tests, runs: pd.DataFrame) -> tuple[str, str]:
+    """(tier, note) of a statement on ``metric`` over ``tests``: "sanity" for throughput and packet loss when every
+    test leaves the shared link unfilled (:func:`offered_load` <= :data:`UNFILLED_MAX_LOAD`), since there the video's
+    bitrate and a loss-free queue set them whatever the cc; else "behaviour" (note "")."""
+    if metric not in SET_BY_TESTBED or not tests:
+        return "behaviour", ""
+    loads = {t: offered_load(runs, t) for t in tests}
+    if not all(np.isfinite(x) and x <= UNFILLED_MAX_LOAD for x in loads.values()):
+        return "behaviour", ""
+    what = ("each stream's throughput is the video's bitrate (video_kbps, chosen from the paper's Table 4)"
+            if metric == "throughput_kbps" else "the queue drops no packet")
+    return "sanity", (f"sanity check: the configuration offers the shared link at most "
+                      f"{100 * max(loads.values()):.0f} % of its rate in test(s) {_tests_txt(sorted(loads))} "
+                      f"(background + 3 x video_kbps), so {what} whatever the cc: this checks the testbed, not the cc")
+
+
+# --------------------------------------------------------------------------------------------- collapsed intervals
+
+def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
+    """Exact (Clopper & Pearson 1934) two-sided (1 - alpha) interval of a binomial proportion with ``k`` events in
+    ``n`` trials, as fractions; (NaN, NaN) when n < 1 or k is outside 0..n. For k = 0 the upper end is
+    1 - (alpha/2)^(1/n) (about 3.7/n at alpha = 0.05, the "rule of three" at one-sided 5 %)."""
+    if n < 1 or not 0 <= k <= n:
+        return NAN, NAN
+    lo = 0.0 if k == 0 else float(_st.beta.ppf(alpha / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(_st.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return lo, hi
+
+
+def exact_linear(cnt: dict, weights: dict, alpha: float) -> tuple[float, float] | None:
+    """Interval (fractions) of sum_g w_g p_g, p_g = lost/sent of group g (``cnt`` {g: (lost, sent)}, ``weights``
+    {g: w_g}): each group's Clopper-Pearson interval at alpha / G (Bonferroni over the G groups: simultaneous coverage
+    >= 1 - alpha), the low end taking each group's low end where w_g > 0 and its high end where w_g < 0. Packets are
+    taken as independent trials. None when a group has no counts."""
+    if not weights or any(g not in cnt for g in weights):
+        return None
+    a = alpha / len(weights)
+    lo = hi = 0.0
+    for g, w in weights.items():
+        gl, gh = clopper_pearson(*cnt[g], a)
+        lo += w * (gl if w > 0 else gh)
+        hi += w * (gh if w > 0 else gl)
+    return lo, hi
+
+
+def _exact_p(k: int, n: int, reg) -> float:
+    """p of "the proportion (%) lies in region ``reg``" by exact binomial tests on k of n (the larger of the one-sided
+    p-values against the region's finite ends inside 0-100 %)."""
+    ps = []
+    lo_t, hi_t = reg[0] / 100.0, reg[1] / 100.0
+    if np.isfinite(hi_t) and 0 < hi_t < 1:
+        ps.append(float(_st.binom.cdf(k, n, hi_t)))
+    if np.isfinite(lo_t) and 0 < lo_t < 1:
+        ps.append(float(_st.binom.sf(k - 1, n, lo_t)))
+    return max(ps) if ps else NAN
+
+
+def collapsed(e: core.Est) -> bool:
+    """True when ``e`` rests on n >= 2 repetitions but its interval has zero width (every repetition gave the same
+    value, e.g. 0 % loss in every run): a zero-variance sample, not certainty."""
+    return e.n >= 2 and np.isfinite(e.lo) and np.isfinite(e.hi) and e.hi <= e.lo
+
+
+def guard(e: core.Est, metric: str | None, cnt: dict, weights: dict, alpha: float, reg=None) -> tuple[core.Est, str]:
+    """``e`` unchanged when its interval is not :func:`collapsed`; else, for packet loss, the estimate with the
+    interval of :func:`exact_linear` over the packet counts ``cnt`` of the statistic sum_g w_g loss_g (``weights``;
+    in %, exact p for a single group and region ``reg``); otherwise (or without counts) without an interval, so that
+    it decides nothing. Returns (estimate, note: "" or what was done)."""
+    if not collapsed(e):
+        return e, ""
+    ex = exact_linear(cnt, weights, alpha) if metric == "packet_loss_pct" else None
+    if ex is None:
+        return (core.Est(e.value, NAN, NAN, e.n, detail=e.detail),
+                f"all {e.n} repetitions gave the same value: a zero-width interval is not certainty (no interval)")
+    out = core.Est(e.value, 100.0 * ex[0], 100.0 * ex[1], e.n, detail=e.detail)
+    if len(weights) == 1 and reg is not None:
+        out.p = _exact_p(*cnt[next(iter(weights))], reg)
+    lost = sum(cnt[g][0] for g in weights)
+    sent = sum(cnt[g][1] for g in weights)
+    over = f" in {len(weights)} (test, cc) groups, Bonferroni over them" if len(weights) > 1 else ""
+    return out, (f"every repetition gave the same loss, {core.fmt(e.value, 3)} %: exact Clopper-Pearson interval of "
+                 f"the packet counts ({lost} of {sent} packets lost{over}) instead of a zero-width t interval")
+
+
 # --------------------------------------------------------------------------------------------- the paper's tables
 
 def paper_means(directory: Path) -> dict:
@@ -220,23 +379,32 @@ def paper_means(directory: Path) -> dict:
 
 # --------------------------------------------------------------------------------------------- one statement
 
+def scope(st) -> tuple[str | None, str, list[int], list[str], bool]:
+    """(metric, kind, tests, ccs, overall) of a statement row of statements.csv: ``split_quantity`` of its quantity,
+    the tests of its condition (every test, and overall=True, when it has none) and the ccs it needs."""
+    metric, kind = split_quantity(str(st.quantity))
+    t = parse_condition(st.condition).get("test")
+    if isinstance(t, tuple):
+        tests, overall = list(range(int(t[0]), int(t[1]) + 1)), False
+    elif isinstance(t, float):
+        tests, overall = [int(t)], False
+    else:
+        tests, overall = list(TESTS), True
+    ccs = [P, C] if "vs" in str(st.ccs) else [c for c in str(st.ccs).split(";") if c]
+    return metric, kind, tests, ccs, overall
+
+
 class _S:
     """One statement: its metric and kind, the tests and ccs it needs, the runs."""
 
     def __init__(self, ctx: core.Ctx, runs: pd.DataFrame, st, paper: dict, extra: list[str]):
         self.ctx, self.st, self.runs, self.paper, self.extra = ctx, st, runs, paper, extra
-        self.metric, self.kind = split_quantity(str(st.quantity))
+        self.metric, self.kind, self.tests, self.ccs, self.overall = scope(st)
         self.column = METRICS[self.metric][0] if self.metric else None
-        cond = parse_condition(st.condition)
-        t = cond.get("test")
-        if isinstance(t, tuple):
-            self.tests, self.overall = list(range(int(t[0]), int(t[1]) + 1)), False
-        elif isinstance(t, float):
-            self.tests, self.overall = [int(t)], False
-        else:
-            self.tests, self.overall = list(TESTS), True
-        self.ccs = [P, C] if "vs" in str(st.ccs) else [c for c in str(st.ccs).split(";") if c]
         self.notes = [KNOWN[st.id]] if st.id in KNOWN else []
+        self.tier, tier_note = tier(self.metric, self.tests, runs)
+        self.notes += [tier_note] if tier_note else []
+        self.cnt = counts(runs, self.tests, self.ccs) if self.metric == "packet_loss_pct" else {}
 
     # ---- text
     def unit(self) -> str:
@@ -256,7 +424,11 @@ class _S:
     def row(self, est, test, verdict, parts) -> dict:
         note = "; ".join(n for n in list(parts) + self.notes + self.context() + self.extra if n)
         return core.row(self.st.id, self.st.section, self.st.experiment, self.statement(), self.paper_value(), est,
-                        test, verdict, note)
+                        test, verdict, note, tier=self.tier)
+
+    def guard(self, e: core.Est, weights: dict, reg=None) -> tuple[core.Est, str]:
+        """:func:`guard` with this statement's metric, packet counts and alpha."""
+        return guard(e, self.metric, self.cnt, weights, self.ctx.alpha, reg)
 
     def not_run(self, reason) -> dict:
         return self.row(None, "", "not run", [reason])
@@ -333,14 +505,15 @@ def _single(s: _S) -> dict:
         cc = s.ccs[0]
         tol = tolerance(s.metric, st.value)
         reg = core.region(st.relation, float(st.value), tol=tol)
-        e = core.one_sample(g[(t, cc)], reg, ctx.alpha)
+        e, why_ci = s.guard(core.one_sample(g[(t, cc)], reg, ctx.alpha), {(t, cc): 1.0}, reg)
         v, n = core.decide(e, reg)
-        return s.row(e, "one-sample t", v, [n, f"test {t}, {e.n} run(s)", s.tol_note(tol),
-                                            s.recomputed(lambda m: m[(t, cc)], [t])])
+        return s.row(e, "exact binomial" if why_ci and np.isfinite(e.lo) else "one-sample t", v,
+                     [n, why_ci, f"test {t}, {e.n} run(s)", s.tol_note(tol), s.recomputed(lambda m: m[(t, cc)], [t])])
     reg = core.region(st.relation, float(st.value))
-    e = core.two_sample(g[(t, P)], g[(t, C)], reg, ctx.alpha)
+    e, why_ci = s.guard(core.two_sample(g[(t, P)], g[(t, C)], reg, ctx.alpha), {(t, P): 1.0, (t, C): -1.0})
     v, n = core.decide(e, reg)
-    return s.row(e, "Welch t", v, [n, f"test {t}", e.detail, s.recomputed(lambda m: m[(t, P)] - m[(t, C)], [t])])
+    return s.row(e, "exact binomial" if why_ci and np.isfinite(e.lo) else "Welch t", v,
+                 [n, why_ci, f"test {t}", e.detail, s.recomputed(lambda m: m[(t, P)] - m[(t, C)], [t])])
 
 
 def _over_tests(s: _S) -> dict:
@@ -356,15 +529,18 @@ def _over_tests(s: _S) -> dict:
     gap = s.kind in ("gap", "mean_over_tests_gap")
     if gap:
         make, reg, tol = _gap_stat, core.region(st.relation, float(st.value)), None
+        weights = {**{(t, P): 1.0 / len(tests) for t in tests}, **{(t, C): -1.0 / len(tests) for t in tests}}
     else:
         cc = s.ccs[0]
         make = lambda ts, cc=cc: mean_over(ts, cc)   # noqa: E731
         tol = tolerance(s.metric, st.value)
         reg = core.region(st.relation, float(st.value), tol=tol)
+        weights = {(t, cc): 1.0 / len(tests) for t in tests}
     e = level_bootstrap(g, make(tests), alpha=ctx.alpha, n_boot=ctx.n_boot, seed=ctx.seed)
     _with_p(e, reg)
+    e, why_ci = s.guard(e, weights, reg)
     v, n = core.decide(e, reg)
-    parts = [n]
+    parts = [n, why_ci]
     if len(tests) < len(s.tests):
         if v in ("reproduced", "not reproduced"):
             parts.append(f"would be {v} over the tests recorded")
@@ -386,7 +562,7 @@ def _over_tests(s: _S) -> dict:
     if s.overall:
         parts.append("no condition printed: read as the gap of the means over every test (1-5)")
     parts.append(e.detail)
-    return s.row(e, "level bootstrap", v, parts)
+    return s.row(e, "exact binomial" if why_ci and np.isfinite(e.lo) else "level bootstrap", v, parts)
 
 
 def _minus_test1(s: _S) -> dict:
@@ -399,12 +575,16 @@ def _minus_test1(s: _S) -> dict:
     if (1, cc) in why or not any((t, cc) in g for t in tests):
         return s.not_run("; ".join(dict.fromkeys(why.values())))
     reg = core.region(st.relation, float(st.value))
-    per = [(f"test={t}", core.two_sample(g[(t, cc)], g[(1, cc)], reg, ctx.alpha), reg)
-           for t in tests if (t, cc) in g]
+    per, why_ci = [], []
+    for t in tests:
+        if (t, cc) in g:
+            e, w = s.guard(core.two_sample(g[(t, cc)], g[(1, cc)], reg, ctx.alpha), {(t, cc): 1.0, (1, cc): -1.0})
+            per.append((f"test={t}", e, reg))
+            why_ci += [f"test {t}: {w}"] if w else []
     e, v, note = core.all_levels(per, len(tests), "test")
     paper = [f"test {t}: {core.fmt(s.paper[(s.metric, t, cc)] - s.paper[(s.metric, 1, cc)], 4)} {s.unit()}"
              for t in tests if (s.metric, t, cc) in s.paper and (s.metric, 1, cc) in s.paper]
-    return s.row(e, "Welch t", v, [note, "vs test 1, per test", e.detail if e is not None else "",
+    return s.row(e, "Welch t", v, [note, *why_ci, "vs test 1, per test", e.detail if e is not None else "",
                                    ("paper's Table 7 gaps: " + ", ".join(paper)) if paper else ""])
 
 

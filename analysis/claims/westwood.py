@@ -19,8 +19,21 @@ Quantities (README of data/reference/004 for the paper's definitions):
   resamples, fixed seed) and a delta-method t interval (numerical gradient of the statistic in the group means,
   Welch–Satterthwaite df), as ``core.ratio_ci`` widens its bootstrap (the percentile bootstrap under-covers with a
   handful of repetitions). n = the smallest group. Computed over the levels recorded for both ccs within the
-  statement's range; the note names them and gives the paper's own value recomputed from its table (table1-4.csv)
-  over all its rows and over the same levels, beside the printed one.
+  statement's range (levels the paper's table does not have are left out).
+
+Same levels on both sides (as ``analysis.claims.streaming``'s means over tests): an aggregate over a table's rows is
+judged against the paper's value over the SAME levels. With every level of the paper's range recorded, that is the
+printed value. With only some (the ``sample`` profile: 4 of 10), it is the paper's statistic recomputed from its own
+table (table1-4.csv) over the levels recorded — provided the table over all its rows gives the printed value within
+the claim's tolerance, i.e. the table is what the statement summarises; the band keeps the printed value's width.
+Otherwise (Table 4's misprinted cell, S28/S37; Table 4's 2,1 %, S31/S41) the paper's value over the levels recorded
+cannot be known and the verdict is "inconclusive", the note naming the missing levels (``same_levels_value``).
+Statements without a printed number (a range approx 0 or > 0, a slope < 0) are judged on part of the range only
+where the paper's own table satisfies the statement over the same levels (``paper_range_holds``, ``paper_slope``);
+"at every level" statements need every level of the paper's range for "reproduced" (``core.all_levels``); a pooled
+gap over a sweep whose table prints no per-level value (S14/S15's cwnd) needs the whole sweep. The note gives the
+paper's value over all its rows and over the levels recorded, and the levels missing.
+
 * delay_ms_gap_… / received_bytes_gap_westwood_e_minus_westwood: westwood_e minus westwood at EVERY level recorded
   in the range, Welch interval per level, combined by ``core.all_levels`` (intersection-union).
 * delay_ms_change_per_bandwidth_step: OLS slope of the runs' delay on bandwidth_mbit (ms per Mbit/s, the paper's step
@@ -52,6 +65,11 @@ Tolerances (the paper prints none):
 
 Absolute received bytes depend on the run length, which the paper does not print: only relative quantities are
 judged. Absolute delays (ms) are comparable.
+
+Tier: S25 (delay ≈ 0.16 s at 10 Mbit/s) holds by construction of the testbed (``SANITY``: the configured 160 ms
+propagation delay plus at most one full queue at 10 Mbit/s lies inside its band): a sanity check, shown apart; every
+other statement is about the congestion controls (tier "behaviour"). Each row keeps what it was judged on as
+``_judged`` (target region, levels used and missing; not a column) for ``analysis.claims.explain.f004``.
 """
 from __future__ import annotations
 
@@ -88,6 +106,12 @@ KNOWN = {   # the paper's own inconsistencies (data/reference/004/README.md), re
     "004-S31": "2,1 % looks like the gap 0.021376 s x 100; the printed means give 11.4 %",
     "004-S37": "Table 4's first westwood_e cell 32358912 is probably misprinted (README)",
     "004-S41": "2,1 % looks like the gap 0.021376 s x 100; the printed means give 11.4 %",
+}
+# statements the testbed satisfies by construction, whatever the cc does (tier "sanity", shown apart), with the reason
+SANITY = {
+    "004-S25": "the delay at 10 Mbit/s lies between the 160 ms propagation delay configured from Table 3's fit "
+               "(docs/families.md, Study 004) and that plus one full 50-packet queue at 10 Mbit/s (50 x 606 B x 8 / "
+               "10 Mbit/s = 24.2 ms; htb counts 606 bytes per 592-byte packet), inside the ±32 ms band",
 }
 
 
@@ -284,6 +308,50 @@ def _levels_txt(name, levels) -> str:
     return f"{name}={', '.join(f'{lv:g}' for lv in levels)}"
 
 
+def table_levels(directory: Path, experiment: str, cond: dict) -> list[float]:
+    """The rows (levels of the experiment's level variable) of the paper's table within the statement's condition
+    ``cond`` (a (lo, hi) range or one value of that variable; none: every row); [] without the table."""
+    t = paper_table(directory, experiment, "received_bytes")
+    out = sorted({lv for lv, _ in t})
+    c = cond.get(LEVEL[experiment])
+    if isinstance(c, tuple):
+        out = [lv for lv in out if c[0] - 1e-9 <= lv <= c[1] + 1e-9]
+    elif isinstance(c, float):
+        out = [lv for lv in out if np.isclose(lv, c)]
+    return out
+
+
+def same_levels_value(printed: float, rec_all: float, rec_sub: float, tol: float, missing,
+                      unit: str = "") -> tuple[float, str]:
+    """The paper's value of an aggregate over the levels recorded here, and where it comes from (module docstring).
+
+    ``printed``: the statement's value; ``rec_all`` / ``rec_sub``: the statistic recomputed from the paper's table over
+    all its rows / over the levels recorded; ``tol``: the claim's tolerance (the statistic's unit, ``unit`` for the
+    text); ``missing``: the paper's levels not recorded (None: unknown, no table). Returns (printed, "printed")
+    when every level is recorded; (rec_sub, "table") when the table over all its rows gives the printed value within
+    ``tol``; else (NaN, why)."""
+    if missing is not None and not missing:
+        return float(printed), "printed"
+    if missing is None:
+        return NAN, "without the paper's table the levels of its range are unknown"
+    if not (np.isfinite(rec_all) and np.isfinite(rec_sub)):
+        return NAN, "the paper's table lacks a cell of the levels recorded"
+    if abs(rec_all - float(printed)) > tol:
+        u = f" {unit}" if unit else ""
+        return NAN, (f"the paper's table over all its rows gives {core.fmt(rec_all, 5)}{u}, which differs from the "
+                     f"printed {float(printed):g}{u} by {core.fmt(abs(rec_all - printed), 3)}, more than the "
+                     f"tolerance ±{tol:.3g}: the table cannot stand in for the printed value at the levels recorded")
+    return float(rec_sub), "table"
+
+
+def partial(verdict: str, note: str, why: str) -> tuple[str, str]:
+    """(verdict, note) of a statement over the paper's range judged on part of it when the paper's side cannot be
+    restricted to the same levels (``why``): a decided verdict becomes "inconclusive"."""
+    if verdict in ("reproduced", "not reproduced"):
+        return "inconclusive", f"{why}: the levels recorded cannot decide it (they alone say {verdict})"
+    return verdict, "; ".join(t for t in (note, why) if t)
+
+
 # --------------------------------------------------------------------------------------------- not run
 
 def not_run_reason(ctx: core.Ctx, experiment: str, cc: str, cond_text, levels_seen) -> str:
@@ -323,6 +391,16 @@ class _S:
         self.sel = select(runs, self.exp, self.cond) if self.level else runs.iloc[0:0]
         self.ccs = [E, W] if "vs" in str(st.ccs) else [c for c in str(st.ccs).split(";") if c]
         self.notes = [KNOWN[st.id]] if st.id in KNOWN else []
+        self.paper_levels = table_levels(directory, self.exp, self.cond) if self.level else []
+
+    def span(self, g: dict, ccs) -> tuple[list[float], list[float] | None]:
+        """(levels to use, the paper's levels missing): the levels of ``g`` with a value for every cc of ``ccs`` that
+        the paper's table has (all recorded ones, and missing None, without the table)."""
+        rec = common_levels(g, ccs)
+        if not self.paper_levels:
+            return rec, None
+        used = [lv for lv in rec if lv in self.paper_levels]
+        return used, [lv for lv in self.paper_levels if lv not in used]
 
     def target(self) -> float:
         """The printed value in our unit (s -> ms)."""
@@ -359,45 +437,67 @@ class _S:
                 why.append(not_run_reason(self.ctx, self.exp, cc, self.st.condition, seen))
         return "; ".join(dict.fromkeys(why)) or None
 
-    def row(self, est, test, verdict, note_parts) -> dict:
+    def row(self, est, test, verdict, note_parts, **judged) -> dict:
+        """A claim row; ``judged``: what the verdict was decided on (``region``: (lo, hi) of the target, ``levels``
+        used, ``missing`` levels of the paper's range, ``per_level``: whether n counts repetitions per level or runs
+        pooled over ``levels``, ...), kept on the row as ``_judged`` for the explanations (not a column)."""
         note = "; ".join(n for n in list(note_parts) + self.notes if n)
-        return core.row(self.st.id, self.st.section, self.exp, self.statement(), self.paper_value(), est, test,
-                        verdict, note)
+        tier = "sanity" if self.st.id in SANITY else "behaviour"
+        if tier == "sanity":
+            note = "; ".join(t for t in (note, f"sanity check: {SANITY[self.st.id]}") if t)
+        r = core.row(self.st.id, self.st.section, self.exp, self.statement(), self.paper_value(), est, test,
+                     verdict, note, tier=tier)
+        r["_judged"] = {"experiment": self.exp, "level_name": self.level, "paper_levels": list(self.paper_levels),
+                        "quantity": self.st.quantity, "ccs": list(self.ccs), "relation": self.st.relation, **judged}
+        return r
 
     def not_run(self, reason) -> dict:
         return self.row(None, "", "not run", [reason])
 
-    def coverage(self, levels, ccs=(E, W)) -> str:
+    def coverage(self, levels, ccs=(E, W), missing=None) -> str:
         who = "both ccs" if len(ccs) > 1 else ccs[0]
+        rows = len(self.paper_levels) if self.paper_levels else f"{PAPER_ROWS} (table{TABLE[self.exp]}.csv missing)"
+        gone = f"; missing {', '.join(f'{lv:g}' for lv in missing)}" if missing else ""
         return (f"over the {len(levels)} {self.level} level(s) recorded for {who} "
-                f"({', '.join(f'{lv:g}' for lv in levels)}; the paper's table has {PAPER_ROWS})")
+                f"({', '.join(f'{lv:g}' for lv in levels)}; the paper's table has {rows}{gone})")
 
 
 def _aggregate(s: _S, column: str, make, ccs, tol: float, metric: str) -> dict:
-    """A statistic over the table's rows (``make(levels)``) with its level bootstrap, against value ± tol."""
+    """A statistic over the table's rows (``make(levels)``) with its level bootstrap, against the paper's value over
+    the same levels ± tol (``same_levels_value``)."""
     ctx, st = s.ctx, s.st
     why = s.missing(column)
     if why:
         return s.not_run(why)
     g = groups(s.sel, column, ccs)
-    levels = common_levels(g, ccs)
+    levels, missing = s.span(g, ccs)
     if not levels:
-        return s.not_run(f"no {s.level} level has runs of both {' and '.join(ccs)}")
+        return s.not_run(f"no {s.level} level of the paper's table has runs of both {' and '.join(ccs)}")
     g = {k: v for k, v in g.items() if k[0] in levels}
     e = level_bootstrap(g, make(levels), alpha=ctx.alpha, n_boot=ctx.n_boot, seed=ctx.seed)
-    reg = core.region(st.relation, s.target(), tol=tol)
-    _with_p(e, reg)
-    v, why = core.decide(e, reg)
     table = paper_table(s.directory, s.exp, metric)
-    paper_levels = sorted({lv for lv, _ in table})
     unit = "ms" if metric == "delay_ms" and "pct" not in st.quantity else "%"
-    rec_all = _paper_stat(table, make, paper_levels)
-    rec_sub = _paper_stat(table, make, [lv for lv in levels if any(np.isclose(lv, paper_levels))])
+    rec_all = _paper_stat(table, make, s.paper_levels)
+    rec_sub = _paper_stat(table, make, levels)
+    target, source = same_levels_value(s.target(), rec_all, rec_sub, tol, missing, unit)
+    if np.isfinite(target):
+        reg = core.region(st.relation, target, tol=tol)
+        _with_p(e, reg)
+        v, why = core.decide(e, reg)
+        against = ("judged against the printed value" if source == "printed" else
+                   f"judged against Table {TABLE[s.exp]} over the same levels, {core.fmt(target, 5)} {unit}")
+    else:
+        v, why = "inconclusive", f"the paper's value over the levels recorded is unknown: {source}"
+        against = ""
     paper = (f"paper: printed {s.paper_value()}; recomputed from Table {TABLE[s.exp]}: {core.fmt(rec_all, 5)} {unit} "
-             f"over its {len(paper_levels)} rows, {core.fmt(rec_sub, 5)} {unit} over the levels recorded here")
+             f"over its {len(s.paper_levels)} rows, {core.fmt(rec_sub, 5)} {unit} over the levels recorded here")
     tol_unit = "percentage points" if unit == "%" else unit
-    return s.row(e, "level bootstrap", v, [why, s.coverage(levels, ccs), f"tolerance ±{tol:.3g} {tol_unit}", paper,
-                                           e.detail])
+    return s.row(e, "level bootstrap", v, [why, s.coverage(levels, ccs, missing), against,
+                                           f"tolerance ±{tol:.3g} {tol_unit}", paper, e.detail],
+                 region=(reg[0], reg[1]) if np.isfinite(target) else None, levels=levels, missing=missing,
+                 coverage="same" if np.isfinite(target) else "unknown", coverage_why=source,
+                 per_level=True, unit=unit, printed=s.target(), target=target, source=source, rec_all=rec_all,
+                 rec_sub=rec_sub)
 
 
 def _combine(parts: list) -> tuple:
@@ -416,56 +516,80 @@ def _combine(parts: list) -> tuple:
     return parts[i][1], v, f"shown: {parts[i][0]}; {txt}"
 
 
+def paper_range_holds(relation: str, paper_range_ms: float, paper_mean_w_ms: float) -> bool:
+    """Whether the paper's own table satisfies a range statement over some levels: its range (ms) within
+    δ = max(1 ms, 5 % of its westwood mean, ms) for "approx" 0, above δ for "> 0"; False when not computable."""
+    if not (np.isfinite(paper_range_ms) and np.isfinite(paper_mean_w_ms)):
+        return False
+    delta = max(EQUIV_ABS_MS, EQUIV_REL * paper_mean_w_ms)
+    return paper_range_ms <= delta if relation == "approx" else paper_range_ms > delta
+
+
+def _shown(parts: list, e) -> str:
+    """The cc of ``parts`` ([(cc, Est, verdict, note)]) whose estimate ``e`` is the one a row shows."""
+    return next(cc for cc, pe, *_ in parts if pe is e)
+
+
 def _range(s: _S) -> dict:
-    """delay_ms_range_over_rows for each cc named: approx 0 ("unchanged") or > 0 ("varies")."""
+    """delay_ms_range_over_rows for each cc named: approx 0 ("unchanged") or > 0 ("varies"). On part of the paper's
+    range only where the paper's table satisfies the statement over the same levels (``paper_range_holds``)."""
     ctx, st = s.ctx, s.st
     why = s.missing("delay")
     if why:
         return s.not_run(why)
     g = groups(s.sel, "delay", s.ccs)
-    levels = common_levels(g, s.ccs)
+    levels, missing = s.span(g, s.ccs)
     if len(levels) < 2:
-        return s.not_run(f"a range needs two {s.level} levels with runs of {' and '.join(s.ccs)}; "
-                         f"recorded: {', '.join(f'{lv:g}' for lv in levels) or 'none'}")
+        return s.not_run(f"a range needs two {s.level} levels of the paper's table with runs of "
+                         f"{' and '.join(s.ccs)}; recorded: {', '.join(f'{lv:g}' for lv in levels) or 'none'}")
     table = paper_table(s.directory, s.exp, "delay_ms")
-    parts = []
+    parts, regions, capped = [], {}, {}
     for cc in s.ccs:
         gc = {k: v for k, v in g.items() if k[1] == cc and k[0] in levels}
         e = level_bootstrap(gc, range_over(levels, cc), alpha=ctx.alpha, n_boot=ctx.n_boot, seed=ctx.seed)
-        delta = max(EQUIV_ABS_MS, EQUIV_REL * float(mean_over(levels, W if W in s.ccs else cc)(
+        ref = W if W in s.ccs else cc
+        delta = max(EQUIV_ABS_MS, EQUIV_REL * float(mean_over(levels, ref)(
             {k: float(v.mean()) for k, v in g.items() if k[0] in levels})))
         p = anova_p(gc, cc)
         e.p = p
         differs = np.isfinite(p) and p < ctx.alpha
+        regions[cc] = core.region("approx", 0.0, tol=delta) if st.relation == "approx" else core.region(">", delta)
         if st.relation == "approx":
-            v, n = core.decide(e, core.region("approx", 0.0, tol=delta))
+            v, n = core.decide(e, regions[cc])
             if v == "not reproduced" and not differs:
                 v, n = "inconclusive", f"range above δ but ANOVA p={core.fmt(p, 3)} >= alpha"
         else:
-            v, n = core.decide(e, core.region(">", delta))
+            v, n = core.decide(e, regions[cc])
             if v == "reproduced" and not differs:
                 v, n = "inconclusive", f"range above δ but ANOVA p={core.fmt(p, 3)} >= alpha"
-        paper_levels = sorted({lv for lv, c in table if c == cc})
-        rec = _paper_stat(table, lambda lv: range_over(lv, cc), paper_levels)
-        rec_sub = _paper_stat(table, lambda lv: range_over(lv, cc),
-                              [lv for lv in levels if any(np.isclose(lv, paper_levels))])
+        rec = _paper_stat(table, lambda lv: range_over(lv, cc), s.paper_levels)
+        rec_sub = _paper_stat(table, lambda lv: range_over(lv, cc), levels)
+        if missing is None or (missing and not paper_range_holds(
+                st.relation, rec_sub, _paper_stat(table, lambda lv: mean_over(lv, ref), levels))):
+            capped[cc] = ("the paper's table does not show the statement over the levels recorded" if missing
+                          else "without the paper's table the levels of its range are unknown")
+            v, n = partial(v, n, capped[cc])
         parts.append((cc, e, v, "; ".join(t for t in [n, f"δ={delta:.3g} ms", f"ANOVA p={core.fmt(p, 3)}",
                                                       f"paper's range {core.fmt(rec, 4)} ms over its rows, "
                                                       f"{core.fmt(rec_sub, 4)} ms over the levels recorded"] if t)))
     e, v, note = _combine(parts)
-    return s.row(e, "level bootstrap + ANOVA", v, [note, s.coverage(levels), e.detail])
+    shown = _shown(parts, e)
+    return s.row(e, "level bootstrap + ANOVA", v, [note, s.coverage(levels, missing=missing), e.detail],
+                 region=regions[shown][:2], shown=shown, levels=levels, missing=missing, per_level=True, unit="ms",
+                 coverage="impossible" if shown in capped else "same", coverage_why=capped.get(shown, ""))
 
 
 def _gap_every_level(s: _S, column: str, metric: str) -> dict:
-    """westwood_e − westwood at every level recorded in the range (Welch per level, ``core.all_levels``)."""
+    """westwood_e − westwood at every level recorded in the range (Welch per level, ``core.all_levels``: "reproduced"
+    only with every level of the paper's range recorded)."""
     ctx, st = s.ctx, s.st
     why = s.missing(column)
     if why:
         return s.not_run(why)
     g = groups(s.sel, column, [E, W])
-    levels = common_levels(g, [E, W])
+    levels, missing = s.span(g, [E, W])
     if not levels:
-        return s.not_run(f"no {s.level} level has runs of both {E} and {W}")
+        return s.not_run(f"no {s.level} level of the paper's table has runs of both {E} and {W}")
     per = []
     for lv in levels:
         x, y = g[(lv, E)], g[(lv, W)]
@@ -475,7 +599,9 @@ def _gap_every_level(s: _S, column: str, metric: str) -> dict:
         else:
             reg = core.region(st.relation, s.target())
         per.append((f"{s.level}={lv:g}", core.two_sample(x, y, reg, ctx.alpha), reg))
-    e, v, note = core.all_levels(per, len(levels), s.level)
+    expected = len(s.paper_levels) if s.paper_levels else max(PAPER_ROWS, len(levels))
+    e, v, note = core.all_levels(per, expected, s.level)
+    at = next((lv for lv, (_, pe, _) in zip(levels, per) if pe is e), None)
     table = paper_table(s.directory, s.exp, metric)
     gaps = [table[(lv, E)] - table[(lv, W)] for lv in levels if (lv, E) in table and (lv, W) in table]
     unit = "ms" if metric == "delay_ms" else "bytes"
@@ -483,33 +609,52 @@ def _gap_every_level(s: _S, column: str, metric: str) -> dict:
              f"{core.fmt(min(gaps), 6)} to {core.fmt(max(gaps), 6)} {unit}" if gaps else "")
     margin = ("margin δ = max(1 ms, 5 % of westwood's mean delay at the level)"
               if column == "delay" and st.relation in ("<=", "approx") else "")
-    return s.row(e, "Welch t", v, [note, s.coverage(levels), margin, paper, e.detail if e is not None else ""])
+    return s.row(e, "Welch t", v, [note, s.coverage(levels, missing=missing), margin, paper,
+                                   e.detail if e is not None else ""],
+                 region=next((reg[:2] for _, pe, reg in per if pe is e), None), shown_level=at, levels=levels,
+                 missing=missing, per_level=True, unit=unit, coverage="every")
 
 
 def _slope(s: _S) -> dict:
-    """delay_ms_change_per_bandwidth_step < 0, for each cc: OLS slope of the runs' delay on bandwidth_mbit."""
+    """delay_ms_change_per_bandwidth_step < 0, for each cc: OLS slope of the runs' delay on bandwidth_mbit. On part of
+    the paper's range only where the paper's own slope over the same levels satisfies the statement."""
     ctx, st = s.ctx, s.st
     why = s.missing("delay")
     if why:
         return s.not_run(why)
     g = groups(s.sel, "delay", s.ccs)
-    levels = common_levels(g, s.ccs)
+    levels, missing = s.span(g, s.ccs)
     if len(levels) < 2:
-        return s.not_run(f"a slope needs two {s.level} levels; recorded: "
+        return s.not_run(f"a slope needs two {s.level} levels of the paper's table; recorded: "
                          f"{', '.join(f'{lv:g}' for lv in levels) or 'none'}")
     reg = core.region(st.relation, s.target())
     table = paper_table(s.directory, s.exp, "delay_ms")
-    parts = []
+    parts, capped = [], {}
     for cc in s.ccs:
         xs = [(lv, y) for lv in levels for y in g[(lv, cc)]]
         e = slope_ci([a for a, _ in xs], [b for _, b in xs], ctx.alpha)
         e.n = int(min(g[(lv, cc)].size for lv in levels))   # repetitions per level, as the other checks
         v, n = core.decide(e, reg)
-        pl = sorted(lv for lv, c in table if c == cc)
-        ps = _st.linregress(pl, [table[(lv, cc)] for lv in pl]).slope if len(pl) >= 2 else NAN
-        parts.append((cc, e, v, "; ".join(t for t in [n, f"paper's slope {core.fmt(ps, 4)} ms per Mbit/s"] if t)))
+        ps, ps_sub = paper_slope(table, cc, s.paper_levels), paper_slope(table, cc, levels)
+        if missing is None or (missing and not (np.isfinite(ps_sub) and reg[0] < ps_sub < reg[1])):
+            capped[cc] = ("the paper's own slope over the levels recorded does not satisfy the statement" if missing
+                          else "without the paper's table the levels of its range are unknown")
+            v, n = partial(v, n, capped[cc])
+        slopes = (f"paper's slope {core.fmt(ps, 4)} ms per Mbit/s over its rows, {core.fmt(ps_sub, 4)} over the "
+                  f"levels recorded")
+        parts.append((cc, e, v, "; ".join(t for t in [n, slopes] if t)))
     e, v, note = _combine(parts)
-    return s.row(e, "OLS slope t", v, [note, "ms per Mbit/s", s.coverage(levels)])
+    shown = _shown(parts, e)
+    return s.row(e, "OLS slope t", v, [note, "ms per Mbit/s", s.coverage(levels, missing=missing)],
+                 region=reg[:2], shown=shown, levels=levels, missing=missing, per_level=True, unit="ms per Mbit/s",
+                 coverage="impossible" if shown in capped else "same", coverage_why=capped.get(shown, ""))
+
+
+def paper_slope(table: dict, cc: str, levels) -> float:
+    """OLS slope of the paper's delays (ms) of ``cc`` on the level at ``levels`` (ms per level unit); NaN when fewer
+    than two of them have a cell."""
+    pl = [lv for lv in levels if (lv, cc) in table]
+    return float(_st.linregress(pl, [table[(lv, cc)] for lv in pl]).slope) if len(pl) >= 2 else NAN
 
 
 def _at_level(s: _S) -> dict:
@@ -530,18 +675,23 @@ def _at_level(s: _S) -> dict:
         paper = f"paper's table {core.fmt(table.get((lv, cc)), 6)} ms"
         parts.append((cc, e, v, "; ".join(t for t in [n, paper] if t)))
     e, v, note = _combine(parts)
-    return s.row(e, "one-sample t", v, [note, f"{s.level}={lv:g}", f"tolerance ±{tol:.3g} ms"])
+    return s.row(e, "one-sample t", v, [note, f"{s.level}={lv:g}", f"tolerance ±{tol:.3g} ms"],
+                 region=reg[:2], shown=_shown(parts, e), levels=[lv], missing=[], per_level=True, unit="ms",
+                 coverage="same")
 
 
 def _pooled_gap(s: _S, column: str, margin: float = 0.0) -> dict:
     """westwood_e − westwood of a per-run value over all the experiment's runs (the levels recorded for both ccs),
-    Welch interval; ``margin``: a non-inferiority margin below the bound."""
+    Welch interval; ``margin``: a non-inferiority margin below the bound. A statement over a sweep (a condition on the
+    level variable, S14/S15) is decided only with every level of the sweep: the paper prints no per-level value of
+    these quantities to restrict it to fewer."""
     ctx, st = s.ctx, s.st
     why = s.missing(column)
     if why:
         return s.not_run(why)
     g = groups(s.sel, column, [E, W])
-    levels = common_levels(g, [E, W])
+    over_sweep = s.level in s.cond
+    levels, missing = s.span(g, [E, W]) if over_sweep else (common_levels(g, [E, W]), [])
     if not levels:
         return s.not_run(f"no {s.level} level has runs of both {E} and {W}")
     x = np.concatenate([g[(lv, E)] for lv in levels])
@@ -549,8 +699,16 @@ def _pooled_gap(s: _S, column: str, margin: float = 0.0) -> dict:
     reg = core.region(st.relation, s.target() - margin)
     e = core.two_sample(x, y, reg, ctx.alpha)
     v, why = core.decide(e, reg)
+    capped = ""
+    if over_sweep and (missing is None or missing):
+        capped = (f"the statement is over the paper's whole sweep and Table {TABLE[s.exp]} prints no per-level "
+                  f"{column} to restrict it to the levels recorded")
+        v, why = partial(v, why, capped)
     extra = f"non-inferiority margin {margin:g}" if margin else ""
-    return s.row(e, "Welch t", v, [why, f"pooled {s.coverage(levels)}", extra, e.detail])
+    return s.row(e, "Welch t", v, [why, f"pooled {s.coverage(levels, missing=missing)}", extra, e.detail],
+                 region=reg[:2], levels=levels, missing=missing, per_level=False,
+                 unit="index" if column == "jain" else "packets",
+                 coverage="impossible" if capped else ("same" if over_sweep else "pooled"), coverage_why=capped)
 
 
 def claims(ctx: core.Ctx, statements: pd.DataFrame, directory) -> list[dict]:
