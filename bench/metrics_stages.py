@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""CPU seconds per stage of one run's TCP analysis (what ``analysis.dataset.analyze_run`` does for flow 1), with the
+"""CPU seconds per stage of one run's TCP analysis (what ``analysis.families.roundrobin.analyze_run`` does for flow 1), with the
 current metric code and with the frozen pre-vectorising code (tests/reference_metrics_slow.py), same inputs.
 
     python3 bench/metrics_stages.py [--reps 5] [--reference | --no-reference] RUN_DIR
 
 RUN_DIR: a complete run directory with router1.pcap and receiver.pcap (plain, .gz or .xz).  Stages: read_pcap of both
 captures (no packet cache), split_flows (router1), the flow pick, ack_rtt_ms, goodput, SACK counters,
-retransmissions, spurious_retransmissions, dataset._conn_rows (x2) and tcp_reordering (sender-filtered).  Times are
+retransmissions, spurious_retransmissions, roundrobin._conn_rows (x2) and tcp_reordering (sender-filtered).  Times are
 process CPU seconds (``time.process_time``), the mean of ``--reps`` repetitions after one warm-up (imports, numba
 kernels loaded), printed with the load average: the machine is often shared.
 """
@@ -36,7 +36,8 @@ def _impl(reference: bool) -> dict:
 
 def stages(run: Path, impl: dict, reps: int) -> tuple[dict, int]:
     """{stage: mean CPU seconds} and the packet count of the two captures."""
-    from analysis import dataset, runmeta
+    from analysis import runmeta
+    from analysis.families import roundrobin
     from analysis.ingest import read_pcap
     from analysis.metrics import rtt, sack, throughput
 
@@ -56,7 +57,7 @@ def stages(run: Path, impl: dict, reps: int) -> tuple[dict, int]:
         t = time.process_time()
         r1, rx = read_pcap(r1p, cache=False), read_pcap(rxp, cache=False)
         t = tick("read_pcap router1 + receiver", t)
-        f = dataset._pick_tcp(impl["split"](r1), runmeta.FLOWS[1]["port"])
+        f = roundrobin._pick_tcp(impl["split"](r1), runmeta.FLOWS[1]["port"])
         t = tick("split_flows (router1) + pick", t)
         if f is None:
             raise SystemExit(f"metrics_stages: {run}: no TCP connection on port 5201 at router1")
@@ -71,8 +72,8 @@ def stages(run: Path, impl: dict, reps: int) -> tuple[dict, int]:
         t = tick("retransmissions", t)
         impl["spur"](d, f.ack)
         t = tick("spurious_retransmissions", t)
-        a, b = dataset._conn_rows(rx, f), dataset._conn_rows(r1, f)
-        t = tick("dataset._conn_rows x2", t)
+        a, b = roundrobin._conn_rows(rx, f), roundrobin._conn_rows(r1, f)
+        t = tick("roundrobin._conn_rows x2", t)
         impl["reo"](a, sender_df=b)
         tick("tcp_reordering", t)
         n = len(r1) + len(rx)

@@ -8,7 +8,7 @@ from scipy import stats as st
 
 from analysis import reference, stats
 from analysis.claims import COLUMNS, VERDICTS, evaluate
-from analysis.dataset import COLUMNS as DS_COLUMNS, RUNS_COLUMNS
+from analysis.families.roundrobin import COLUMNS as DS_COLUMNS, RUNS_COLUMNS
 from analysis.errors import AnalysisError
 
 _counter = [0]

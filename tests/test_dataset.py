@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from pcapgen import tcp, udp, write_pcap  # noqa: E402
 
 from analysis import dataset, runmeta
+from analysis.families import roundrobin
 from analysis.errors import AnalysisError
 
 SRC1, DST1, SRC2, DST2 = "10.1.1.2", "10.4.1.2", "10.1.2.2", "10.4.2.2"
@@ -162,7 +163,7 @@ def _row(df, prefix, flow=1):
 
 def test_columns_and_status(camp):
     df = dataset.load_campaign(camp, jobs=1, progress=False)
-    assert list(df.columns) == dataset.COLUMNS
+    assert list(df.columns) == roundrobin.COLUMNS
     assert len(df) == 1 + 2 + 2          # single-flow run, pair (2 flows), udp (2 flows)
     runs = df.attrs["runs"].set_index("run_id")
     assert runs.loc["loss_rate__bic__multipath__d10ms__l2pct__rep01", "status"] == "skipped"
@@ -172,7 +173,7 @@ def test_columns_and_status(camp):
     assert runs.loc["link_delay__reno__multipath__d20ms__l0pct__rep01", "reason"] == "no COMPLETE marker"
     assert not df["run_id"].str.startswith(("loss_rate__bic", "link_delay__reno")).any()
     assert (runs["status"] == "complete").sum() == 3
-    pd.testing.assert_frame_equal(dataset.run_status(camp), runs.reset_index()[dataset.RUNS_COLUMNS])
+    pd.testing.assert_frame_equal(dataset.run_status(camp), runs.reset_index()[roundrobin.RUNS_COLUMNS])
 
 
 def test_single_flow_metrics_known_answers(camp):
@@ -271,7 +272,7 @@ def test_cold_run_reads_each_capture_once(camp, monkeypatch):
     assert reason == ""
     assert sorted(loads) == ["receiver.pcap", "router1.pcap"]
     assert not [h for h in hashed if ".pcap" in h]
-    pd.testing.assert_frame_equal(df, dataset.analyze_run(run))
+    pd.testing.assert_frame_equal(df, roundrobin.analyze_run(run))
     assert json.loads((run / "derived" / "fingerprint.json").read_text()) == json.loads(json.dumps(plain))
 
 
@@ -336,7 +337,7 @@ def test_bad_campaign_dirs(tmp_path):
         dataset.load_campaign(tmp_path, progress=False)
     (tmp_path / "runs").mkdir()
     df = dataset.load_campaign(tmp_path, progress=False)
-    assert df.empty and list(df.columns) == dataset.COLUMNS and df.attrs["runs"].empty
+    assert df.empty and list(df.columns) == roundrobin.COLUMNS and df.attrs["runs"].empty
 
 
 def test_scheduler_without_dask_is_one_line_error(camp, monkeypatch):

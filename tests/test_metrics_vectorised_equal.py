@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import reference_metrics_slow as ref  # noqa: E402
 from pcapgen import write_pcap  # noqa: E402
 
-from analysis import dataset  # noqa: E402
+from analysis.families import roundrobin  # noqa: E402
 from analysis import flows as new_flows  # noqa: E402
 from analysis.errors import NoTrafficError  # noqa: E402
 from analysis.ingest import read_pcap  # noqa: E402
@@ -424,9 +424,9 @@ def test_sample_bundle_captures_equal(run):
             a, b = _conn(rx, big), _conn(r1, big)
             _same(_outcome(ref.tcp_reordering, a, sender_df=b), _outcome(new_reo.tcp_reordering, a, sender_df=b),
                   f"{run.name} {rxname} sender-filtered")
-            # analysis.dataset hands tcp_reordering the sender's rows from the split Flow instead of a second scan
+            # analysis.families.roundrobin hands tcp_reordering the sender's rows from the split Flow instead of a second scan
             _same(_outcome(new_reo.tcp_reordering, a, sender_df=b),
-                  _outcome(new_reo.tcp_reordering, a, sender_df=dataset._split_conn_rows(big)),
+                  _outcome(new_reo.tcp_reordering, a, sender_df=roundrobin._split_conn_rows(big)),
                   f"{run.name} {rxname} sender rows from the Flow")
             _same(_outcome(ref.tcp_reordering, a), _outcome(new_reo.tcp_reordering, a),
                   f"{run.name} {rxname} receiver-only")

@@ -3,7 +3,7 @@
 A family module provides: ``COLUMNS`` (its rows' columns), ``SORT``, ``RUNS_COLUMNS`` (parameters listed per run),
 ``CAPTURES`` (capture file names), ``analyze_run(run_dir, buffers=)``, ``typed(df)``, ``input_files(run_dir)`` and
 ``has_raw(run_dir)``. ``analysis.dataset`` keeps one pipeline (listing, cache, parallel loading) for all of them.
-Study 000's rows are ``analysis.dataset``'s own; studies 001 and 003 share ``analysis.families.dualpath``; study 004's
+Study 000's rows are ``analysis.families.roundrobin``'s; studies 001 and 003 share ``analysis.families.dualpath``; study 004's
 rows (one per run and flow over chain topologies) are ``analysis.families.chain``'s; study 002's (one per run and
 video client) ``analysis.families.streaming``'s.
 """
@@ -15,7 +15,7 @@ from types import ModuleType
 
 from analysis.errors import AnalysisError
 
-FAMILIES = {"000": "analysis.dataset", "001": "analysis.families.dualpath", "002": "analysis.families.streaming",
+FAMILIES = {"000": "analysis.families.roundrobin", "001": "analysis.families.dualpath", "002": "analysis.families.streaming",
             "003": "analysis.families.dualpath", "004": "analysis.families.chain"}
 
 
