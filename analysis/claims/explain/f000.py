@@ -93,7 +93,7 @@ def _loss_drop(r, ctx):
     loss = 1 if sid == "S06" else 10
     g0, g1 = _single(ctx, cc, 10, 0, "goodput_mbps"), _single(ctx, cc, 10, loss, "goodput_mbps")
     text = (f"Ours: {cc} {fmt(g0, 4)} Mbit/s at loss 0 % and {fmt(g1, 4)} Mbit/s at {loss} %, a drop of "
-            f"{fmt(g0 - g1, 3)} Mbit/s. Our loss is a forward-only random drop at the switches' input (nft numgen) "
+            f"{fmt(g0 - g1, 3)} Mbit/s. Our loss is a forward-only random drop as packets enter the switches (iptables statistic) "
             "before the delay; the paper's NetEm applies loss per switch interface, and which directions (data, "
             "ACKs or both) it covered is not printed. Not yet measured: "
             f"{FIDELITY}, loss applied by the netem emulation in each direction at 1/5/10 %, decides it.")
@@ -205,7 +205,8 @@ def _udp(r, ctx):
             "of 20 Mbit/s against CBR 20, p must be near 0.5; with 8-KB datagrams fragmented into ~6 IP packets "
             "over round-robin paths, whole datagrams would then survive with probability (1 - p)^6, about 2 %: "
             "fragmentation alone cannot give both of the paper's numbers. Not yet measured: the UDP datagram size "
-            "(iperf3's default of the paper's era vs 1470 bytes) and whether the paper's UDP figure is sender- or "
+            "(iperf3 3.1.3, the paper's era, sent 8192-byte datagrams; since 3.1.5 it sends one MSS, 1448 bytes here: "
+            "docs/netem-semantics.md) and whether the paper's UDP figure is sender- or "
             f"receiver-side, in {FIDELITY}.")
     return core.explain(r, "open", text, per_cbr=per)
 
