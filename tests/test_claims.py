@@ -339,3 +339,15 @@ def test_every_verdict_but_reproduced_is_explained():
             assert not isinstance(r.explanation_kind, str), r.claim_id
         else:
             assert r.explanation_kind in EXPLANATION_KINDS and r.explanation_text.strip(), r.claim_id
+
+
+def test_explanation_evidence_is_strict_json():
+    """Evidence may hold an unbounded ratio or a missing value: the scorecard's JSON is strict (no NaN, no
+    Infinity), so they become "inf" and null. CI caught an S01 explanation with an infinite ratio breaking it."""
+    import json
+    from analysis.claims import core
+    r = core.row("X", "4.1", "e", "s", "p", None, "t", "not reproduced", "")
+    core.explain(r, "open", "text", ratio=float("inf"), low=float("-inf"), missing=float("nan"),
+                 nested={"a": [1.234567, float("inf")]}, n=np.int64(3))
+    out = json.loads(json.dumps(r["explanation_evidence"], allow_nan=False))
+    assert out == {"ratio": "inf", "low": "-inf", "missing": None, "nested": {"a": [1.235, "inf"]}, "n": 3}

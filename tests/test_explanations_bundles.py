@@ -3,6 +3,7 @@ no paper statement twice in its headline, and every `open` explanation belongs t
 with the experiment that would decide it."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -47,6 +48,7 @@ def test_every_verdict_but_reproduced_is_explained(scored):
             continue
         assert r.explanation_kind in EXPLANATION_KINDS, (name, r.claim_id, r.explanation_kind)
         assert isinstance(r.explanation_text, str) and r.explanation_text.strip(), (name, r.claim_id)
+        json.dumps(r.explanation_evidence, allow_nan=False)   # strict JSON, as mpcc scorecard --json writes it
 
 
 def test_open_explanations_are_listed_with_their_experiment(scored):

@@ -370,10 +370,16 @@ def explain(r: dict, kind: str, text: str, **evidence) -> dict:
 
 
 def _plain(v):
-    """A JSON-ready evidence value: numpy scalars to Python, floats rounded to 4 significant digits."""
+    """A JSON-ready evidence value: numpy scalars to Python, floats rounded to 4 significant digits, NaN to None and
+    an infinite value to "inf" / "-inf" (as ``mpcc scorecard --json`` writes the claims' own numbers: strict JSON has
+    neither)."""
     if hasattr(v, "item") and not isinstance(v, (list, tuple, dict)):
         v = v.item()
-    if isinstance(v, float) and math.isfinite(v):
+    if isinstance(v, float):
+        if math.isnan(v):
+            return None
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
         return float(f"{v:.4g}")
     if isinstance(v, (list, tuple)):
         return [_plain(x) for x in v]
