@@ -13,6 +13,9 @@ size+mtime is trusted without re-hashing, and a changed size or mtime with an eq
 sha256 of a gzip'd capture is that of its decompressed content, so gzip'ing captures keeps the cache valid). When the raw captures
 are absent but ``derived/`` exists, the derived rows are used as they are. ``derived_dir=DIR`` puts the cache in
 ``DIR/<run_id>/`` instead (for campaign directories that must stay read-only).
+
+A columnar bundle (bundle.json ``"format": "columnar/1"``, ``analysis.bundle_store``) has no run directories: its
+rows and runs listing are read from its Parquet tables, the same as those of the run-directory bundle it was made from.
 """
 from __future__ import annotations
 
@@ -50,19 +53,45 @@ def _run_dirs(campaign_dir) -> list[Path]:
     return sorted(p for p in _runs_root(campaign_dir).iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
-def campaign_family(campaign_dir):
-    """The analysis module of a campaign directory's study family (``analysis.families``): the family of its first
-    run (a campaign file names one family, so all its runs share it), "000" for an empty campaign."""
-    from analysis.families import family_of_run, get
+def _columnar(campaign_dir) -> bool:
+    """``campaign_dir`` is a columnar bundle (``analysis.bundle_store``; AnalysisError for an unknown format)."""
+    from analysis import bundle_store
+    return bundle_store.is_columnar(campaign_dir)
+
+
+def campaign_family_id(campaign_dir) -> str:
+    """The study family of a campaign directory or bundle: the family of its first run (a campaign file names one
+    family, so all its runs share it), "000" for an empty campaign."""
+    from analysis.families import family_of_run
+    if _columnar(campaign_dir):
+        from analysis import bundle_store
+        return bundle_store.family_id(campaign_dir)
     dirs = _run_dirs(campaign_dir)
-    return get(family_of_run(dirs[0]) if dirs else "000")
+    return family_of_run(dirs[0]) if dirs else "000"
+
+
+def campaign_family(campaign_dir):
+    """The analysis module (``analysis.families``) of a campaign directory's study family (:func:`campaign_family_id`)."""
+    from analysis.families import get
+    return get(campaign_family_id(campaign_dir))
+
+
+def listing(records, cols) -> pd.DataFrame:
+    """The runs table of :func:`run_status` from ``records`` (run_id, status, reason, parameters dict) in that order:
+    columns ``cols`` (a family's ``RUNS_COLUMNS``: run_id, status, reason, then parameters)."""
+    return pd.DataFrame([{"run_id": rid, "status": status, "reason": reason, **{k: p.get(k) for k in cols[3:]}}
+                         for rid, status, reason, p in records], columns=cols)
 
 
 def run_status(campaign_dir) -> pd.DataFrame:
     """Every run directory of ``campaign_dir/runs/``: run_id, status (complete | skipped | incomplete), reason
     (SKIPPED's text; "no COMPLETE marker" for incomplete ones; "superseded: ..." for directories moved aside as
-    ``<run_id>.incomplete-<suffix>``, which never count as results whatever markers they hold), and the run's parameters from params.json where readable."""
+    ``<run_id>.incomplete-<suffix>``, which never count as results whatever markers they hold), and the run's parameters from params.json where readable.
+    A columnar bundle (``analysis.bundle_store``) lists the runs it holds, as the run-directory bundle it was made from."""
     cols = campaign_family(campaign_dir).RUNS_COLUMNS
+    if _columnar(campaign_dir):
+        from analysis import bundle_store
+        return bundle_store.run_status(campaign_dir, cols)
     rows = []
     for d in _run_dirs(campaign_dir):
         status, reason = runmeta.run_status(d)
@@ -75,9 +104,8 @@ def run_status(campaign_dir) -> pd.DataFrame:
             p = runmeta.read_params(d)
         except AnalysisError:
             p = {}
-        rows.append({"run_id": d.name, "status": status, "reason": reason,
-                     **{k: p.get(k) for k in cols[3:]}})
-    return pd.DataFrame(rows, columns=cols)
+        rows.append((d.name, status, reason, p))
+    return listing(rows, cols)
 
 
 # ------------------------------------------------------------------------------------------------ cache
@@ -173,12 +201,16 @@ def _read_cached(ddir: Path, typed: bool = True, fam=None) -> pd.DataFrame:
     if fam is None:
         from analysis.families import get
         fam = get("000")
-    cols, typer = fam.COLUMNS, fam.typed
-    df = pd.read_parquet(ddir / "flows.parquet")
-    for c in cols:
-        if c not in df.columns:
-            df[c] = NAN
-    return typer(df[cols]) if typed else df[cols]
+    df = _with_columns(pd.read_parquet(ddir / "flows.parquet"), fam)
+    return fam.typed(df) if typed else df
+
+
+def _with_columns(df: pd.DataFrame, fam) -> pd.DataFrame:
+    """``df`` with the family's columns in order, NaN for those it lacks (rows cached before they existed)."""
+    missing = [c for c in fam.COLUMNS if c not in df.columns]
+    if missing:
+        df = df.assign(**dict.fromkeys(missing, NAN))
+    return df[fam.COLUMNS]
 
 
 def cached_rows(run_dir, derived_root=None, typed: bool = True) -> pd.DataFrame | None:
@@ -283,15 +315,21 @@ def load_campaign(campaign_dir, *, jobs=None, progress=True, scheduler=None, der
     ``derived_dir``: put the per-run cache under this directory instead of inside the run directories.
     ``df.attrs["runs"]`` lists every run directory with its status (complete | skipped | incomplete) and reason;
     a complete run that could not be analysed keeps status "complete" with reason "analysis failed: ...".
+    A columnar bundle (bundle.json ``"format": "columnar/1"``, ``analysis.bundle_store``) gives the same rows and
+    listing as the run-directory bundle it was made from, read from its Parquet tables.
     """
+    jobs = (os.cpu_count() or 1) if jobs is None else int(jobs)
+    if jobs < 1:
+        raise AnalysisError(f"jobs must be >= 1, got {jobs}")
+    if _columnar(campaign_dir):
+        from analysis import bundle_store
+        frames, runs = bundle_store.rows_and_runs(campaign_dir, jobs=jobs, derived_dir=derived_dir)
+        return _assemble(frames, runs, campaign_family(campaign_dir), campaign_dir)
     from tqdm import tqdm
 
     runs = run_status(campaign_dir)
     root = _runs_root(campaign_dir)
     complete = [root / r for r in runs.loc[runs["status"] == "complete", "run_id"]]
-    jobs = (os.cpu_count() or 1) if jobs is None else int(jobs)
-    if jobs < 1:
-        raise AnalysisError(f"jobs must be >= 1, got {jobs}")
     parts, reasons = {}, {}
     with tqdm(total=len(complete), unit="run", desc="load_campaign", file=sys.stderr, disable=not progress) as bar:
         it = (_map_dask(complete, scheduler, derived_dir, bar) if scheduler
@@ -301,12 +339,23 @@ def load_campaign(campaign_dir, *, jobs=None, progress=True, scheduler=None, der
                 parts[d.name] = df
             if reason:
                 reasons[d.name] = reason
-    if reasons:
-        runs = runs.copy()
-        m = runs["run_id"].isin(list(reasons))
-        runs.loc[m, "reason"] = runs.loc[m, "run_id"].map(reasons)
-    frames = [parts[k] for k in sorted(parts)]
-    fam = campaign_family(campaign_dir)
+    runs = with_reasons(runs, reasons)
+    return _assemble([parts[k] for k in sorted(parts)], runs, campaign_family(campaign_dir), campaign_dir)
+
+
+def with_reasons(runs: pd.DataFrame, reasons: dict) -> pd.DataFrame:
+    """``runs`` (a :func:`run_status` table) with the reasons of ``reasons`` ({run_id: reason}) set."""
+    if not reasons:
+        return runs
+    runs = runs.copy()
+    m = runs["run_id"].isin(list(reasons))
+    runs.loc[m, "reason"] = runs.loc[m, "run_id"].map(reasons)
+    return runs
+
+
+def _assemble(frames: list, runs: pd.DataFrame, fam, campaign_dir) -> pd.DataFrame:
+    """The campaign's rows: ``frames`` (per-run or per-partition rows) concatenated, typed once, sorted by the
+    family's ``SORT``, with ``attrs`` runs and campaign_dir."""
     with warnings.catch_warnings():  # all-NA columns in some runs' rows: typed() sets every column's dtype below
         warnings.simplefilter("ignore", FutureWarning)
         df = fam.typed(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=fam.COLUMNS))

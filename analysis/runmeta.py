@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import datetime, timezone
 from pathlib import Path
 
 from analysis.errors import AnalysisError
@@ -67,6 +68,15 @@ def read_params(run_dir) -> dict:
     p = dict(meta.get("params") or {})
     p.update(_read_json(d / "params.json") or {})
     return p
+
+
+def utc_time(stamp: str) -> datetime:
+    """An ISO 8601 UTC stamp (``Z``, up to nanoseconds as meta.json writes them, e.g. its ``start_time``) as an aware
+    datetime (Python 3.10's ``fromisoformat`` takes neither ``Z`` nor more than 6 fractional digits); ValueError
+    when it is not one."""
+    s = str(stamp).strip().rstrip("Z")
+    head, _, frac = s.partition(".")
+    return datetime.fromisoformat(head + ("." + frac[:6] if frac else "")).replace(tzinfo=timezone.utc)
 
 
 def capture_path(run_dir, name: str) -> Path | None:

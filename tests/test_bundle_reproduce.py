@@ -166,10 +166,10 @@ def test_captures_stop_being_compressed_when_nothing_more_fits(tmp_path, monkeyp
     assert [p.name for p in xz_calls] == ["router1.pcap", "receiver.pcap"]      # the first run's only
 
 
-def bundle_args(camp: Path, out: Path, max_mb: float, jobs: int = 1):
+def bundle_args(camp: Path, out: Path, max_mb: float, jobs: int = 1, fmt: str = "dirs"):
     import argparse
     return argparse.Namespace(campaign=str(camp), out=str(out), max_mb=max_mb, derived_dir=None, jobs=jobs,
-                              force=False, ss_reps=None)
+                              force=False, ss_reps=None, format=fmt, convert=None)
 
 
 def test_ss_samples_of_the_lowest_repetitions_only(tmp_path):

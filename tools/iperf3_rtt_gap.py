@@ -54,7 +54,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument("campaign_dir")
     ap.add_argument("--delays", default="10,20,50,100", help="link delays in ms, comma-separated")
     a = ap.parse_args(argv)
-    runs = Path(a.campaign_dir) / "runs"
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from analysis.bundle_store import runs_dir
+    from analysis.errors import AnalysisError
+    try:
+        runs = runs_dir(a.campaign_dir)   # a columnar bundle's: materialised once (data/processed/bundles/)
+    except AnalysisError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if not runs.is_dir():
         print(f"error: {a.campaign_dir}: not a campaign or bundle directory (no runs/)", file=sys.stderr)
         return 2

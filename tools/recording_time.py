@@ -1,7 +1,8 @@
 """How long recording took: the README's figure for the paper protocol.
 
 ``python tools/recording_time.py DIR [--since 2026-11-25T05:36:00Z]``; DIR is a campaign directory (data/raw/paper)
-or a bundle (data/paper). Over its complete runs as the analysis counts them (``analysis.dataset.run_status``: a
+or a bundle (data/paper; a columnar one is materialised once, ``analysis.bundle_store.resolve_run_dir``). Over its
+complete runs as the analysis counts them (``analysis.dataset.run_status``: a
 ``COMPLETE`` marker, and not moved aside as ``<run_id>.incomplete-*``) started at or after ``--since``: wall clock as
 the union of the runs' [meta.json ``start_time``, ``COMPLETE`` stamp] intervals (h, and s per run; runs recorded at
 once with ``--jobs`` overlap and count once), runs per experiment, and host CPU pressure while they ran (the bundle
@@ -9,22 +10,15 @@ manifest's own summary, ``mpcc.commands.bundle._host_load_summary``)."""
 import argparse
 import sys
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from analysis import runmeta  # noqa: E402
+from analysis.bundle_store import resolve_run_dir  # noqa: E402
 from analysis.dataset import run_status  # noqa: E402
 from analysis.errors import AnalysisError  # noqa: E402
 from mpcc.commands.bundle import _host_load_summary  # noqa: E402
-
-
-def _utc(stamp: str) -> datetime:
-    """An ISO 8601 UTC stamp (``Z``, up to nanoseconds as meta.json writes them) as an aware datetime (Python 3.10's
-    ``fromisoformat`` takes neither ``Z`` nor more than 6 fractional digits)."""
-    s = stamp.strip().rstrip("Z")
-    head, _, frac = s.partition(".")
-    return datetime.fromisoformat(head + ("." + frac[:6] if frac else "")).replace(tzinfo=timezone.utc)
 
 
 def union_seconds(intervals: list[tuple[datetime, datetime]]) -> float:
@@ -42,7 +36,7 @@ def union_seconds(intervals: list[tuple[datetime, datetime]]) -> float:
 
 def _since(text: str) -> datetime:
     try:
-        return _utc(text)
+        return runmeta.utc_time(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time") from None
 
@@ -56,14 +50,14 @@ def main(argv: list[str]) -> int:
     try:
         runs = run_status(args.dir)
         for r in runs[runs["status"] == "complete"].itertuples():
-            d = Path(args.dir) / "runs" / r.run_id
+            d = resolve_run_dir(Path(args.dir) / "runs" / r.run_id)   # a columnar bundle's: materialised once
             meta = runmeta.read_meta(d)
             if not meta.get("start_time"):
                 raise AnalysisError(f"{d}: meta.json has no start_time")
-            start = _utc(meta["start_time"])
+            start = runmeta.utc_time(meta["start_time"])
             if args.since and start < args.since:
                 continue
-            intervals.append((start, _utc((d / "COMPLETE").read_text())))
+            intervals.append((start, runmeta.utc_time((d / "COMPLETE").read_text())))
             metas[r.run_id] = {**meta, "status": "complete"}
             per_exp[r.experiment] += 1
     except (AnalysisError, OSError, ValueError) as exc:

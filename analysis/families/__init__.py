@@ -34,5 +34,10 @@ def family_of_run(run_dir) -> str:
         p = runmeta.read_params(Path(run_dir))
     except AnalysisError:
         p = {}
-    f = p.get("family")
+    return family_of_params(p)
+
+
+def family_of_params(params: dict) -> str:
+    """The family of a run from its parameters (``runmeta.read_params``): "family", "000" when absent."""
+    f = params.get("family")
     return "000" if f in (None, "") else str(f)

@@ -57,7 +57,10 @@ def _details(conn: dict, line: str):
 
 def ss_path(run_dir, flow: int = 1) -> Path | None:
     """``RUN_DIR/ss/flow<N>.txt`` or its compressed form ``.txt.xz`` (the bundled data/sample) / ``.txt.gz``; None if
-    none exists."""
+    none exists. ``RUN_DIR`` = ``BUNDLE/runs/<run_id>`` of a columnar bundle gives the file of the run's materialised
+    directory (``analysis.bundle_store.resolve_run_dir``)."""
+    from analysis.bundle_store import resolve_run_dir
+    run_dir = resolve_run_dir(run_dir)
     for name in (f"flow{flow}.txt", f"flow{flow}.txt.xz", f"flow{flow}.txt.gz"):
         p = Path(run_dir) / "ss" / name
         if p.is_file():

@@ -160,10 +160,17 @@ def restore_from_bundle(bundle: Path, out: Path, campaign_file: Path, campaign: 
     """Copy the finished runs (``COMPLETE`` or ``SKIPPED``) of a bundle of this campaign into ``out`` where ``out``
     has no directory for them yet (nothing in ``out`` is replaced), and merge the bundle's recording sessions, and
     the incomplete runs it left out (``incomplete_runs_restored``, so that a bundle of ``out`` still lists them),
-    into ``out/campaign.json``. Checks that the bundle holds the same campaign file, seed and backend. Returns the
-    number of runs copied."""
+    into ``out/campaign.json``. Checks that the bundle holds the same campaign file, seed and backend. A columnar
+    bundle's runs are materialised first (``analysis.bundle_store.materialize``, in ``out``). Returns the number of
+    runs copied."""
     import shutil
 
+    from analysis.bundle_store import bundle_format
+    from analysis.errors import AnalysisError
+    try:
+        columnar = bundle_format(bundle) is not None
+    except AnalysisError as exc:
+        raise UserError(f"--resume-from {exc}") from None
     if not (bundle / "bundle.json").is_file() or not (bundle / "runs").is_dir():
         raise UserError(f"--resume-from {bundle}: not a bundle (no bundle.json and runs/; made by mpcc bundle)")
     if not (bundle / "campaign.yaml").is_file() or (bundle / "campaign.yaml").read_text() != campaign_file.read_text():
@@ -177,17 +184,12 @@ def restore_from_bundle(bundle: Path, out: Path, campaign_file: Path, campaign: 
                         f"backend {bmeta.get('backend')}; this is {campaign.name!r}, seed {seed}, backend {backend}")
     (out / "runs").mkdir(parents=True, exist_ok=True)
     wanted = {r.run_id for r in campaign.runs}
-    copied = 0
-    for d in sorted((bundle / "runs").iterdir()):
-        if d.name not in wanted or run_status(d) not in ("complete", "skipped"):
-            continue
-        dst = out / "runs" / d.name
-        if dst.exists() or dst.is_symlink():
-            continue
-        tmp = dst.with_name(f".{d.name}.restore-{os.getpid()}")
-        shutil.copytree(d, tmp)
-        tmp.rename(dst)
-        copied += 1
+    stage = out / f".restore-{os.getpid()}" if columnar else None
+    try:
+        copied = _restore_runs(bundle, stage, out, wanted)
+    finally:
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
     meta_path = out / "campaign.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     have = {json.dumps(x, sort_keys=True) for x in meta.get("sessions", [])}
@@ -295,6 +297,30 @@ def _run_parallel(todo, out, campaign, backend, seed, jobs, bar, result, failed_
         for t in threads:
             t.join(timeout=120)
         raise
+
+
+def _restore_runs(bundle: Path, stage: Path | None, out: Path, wanted: set) -> int:
+    """Copy the finished runs of ``wanted`` that ``out`` lacks from the bundle's run directories (a columnar bundle's:
+    materialised into ``stage`` first) into ``out/runs/``; returns how many."""
+    import shutil
+
+    def missing(rid):
+        return not ((out / "runs" / rid).exists() or (out / "runs" / rid).is_symlink())
+    src = bundle / "runs"
+    if stage is not None:
+        from analysis.bundle_store import materialize
+        materialize(bundle, stage, sorted(r for r in wanted if missing(r)))
+        src = stage / "runs"
+    copied = 0
+    for d in sorted(src.iterdir()) if src.is_dir() else []:
+        if not (d.is_dir() and d.name in wanted and missing(d.name)) or run_status(d) not in ("complete", "skipped"):
+            continue
+        dst = out / "runs" / d.name
+        tmp = dst.with_name(f".{d.name}.restore-{os.getpid()}")
+        shutil.copytree(d, tmp)
+        tmp.rename(dst)
+        copied += 1
+    return copied
 
 
 def _interrupt(signum, frame):

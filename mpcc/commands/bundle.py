@@ -1,4 +1,5 @@
-"""``mpcc bundle CAMPAIGN_DIR [--out data/sample] [--max-mb 60]``: package a recorded campaign as a small dataset.
+"""``mpcc bundle CAMPAIGN_DIR [--out data/sample] [--max-mb 60] [--format dirs|columnar]``: package a recorded campaign
+as a small dataset; ``mpcc bundle --convert OLD_BUNDLE --out NEW_DIR``: a run-directory bundle as a columnar one.
 
 What goes into ``OUT/runs/<run_id>/`` (layout: docs/architecture.md):
 * every complete run: params.json, meta.json, COMPLETE, capture.log, the derived table written by
@@ -15,6 +16,11 @@ Plus the campaign file, ``bundle.json`` (machine-readable manifest) and ``README
 mechanisms, dates, unavailable CCs and why, how to regenerate). The bundle is built in a temporary directory next to
 ``OUT`` and moved into place at the end; an existing non-empty ``OUT`` is only replaced with ``--force`` and only if it
 is itself a bundle (has bundle.json).
+
+``--format columnar`` stores the same content in a handful of Parquet files per recording session instead of one
+directory per run (``analysis.bundle_store``: layout, partitions; ``load_campaign`` reads either): the run-directory
+bundle above is built first, then written columnar (:func:`analysis.bundle_store.write_columnar`, which ``--convert``
+applies to an existing bundle).
 """
 from __future__ import annotations
 
@@ -52,8 +58,14 @@ CC_ORDER = ["reno", "bic", "cubic", "bbr"]
 
 
 def add_arguments(p):
-    p.add_argument("campaign", help="campaign directory (runs/<run_id>/...), e.g. data/raw/quick")
-    p.add_argument("--out", default=str(REPO / "data" / "sample"), help="bundle directory (default data/sample)")
+    p.add_argument("campaign", nargs="?", help="campaign directory (runs/<run_id>/...), e.g. data/raw/quick")
+    p.add_argument("--out", default=None, help="bundle directory (default data/sample; required with --convert)")
+    p.add_argument("--format", choices=("dirs", "columnar"), default="dirs",
+                   help="dirs: one directory per run (default); columnar: Parquet tables per recording session "
+                        "(analysis.bundle_store)")
+    p.add_argument("--convert", metavar="OLD_BUNDLE", default=None,
+                   help="instead of bundling a campaign, write the run-directory bundle OLD_BUNDLE as a columnar "
+                        "bundle at --out (--out OLD_BUNDLE --force converts it in place)")
     p.add_argument("--max-mb", type=float, default=60.0,
                    help="size budget of the whole bundle in MB (default 60: data/sample and data/paper together stay "
                    "within the repository's 300 MB on disk, tests/test_data_budget.py)")
@@ -351,6 +363,35 @@ def _remove_captures(src: Path, dst: Path, saved_fp: bytes | None) -> None:
         (dst / "derived" / "fingerprint.json").write_bytes(saved_fp)
 
 
+def _layout_dirs(ss_scope: str) -> str:
+    """README paragraph on what a run directory of the bundle holds."""
+    return f"""Per complete run: `params.json`, `meta.json`, `COMPLETE`, `capture.log`, `derived/flows.parquet` (the per-flow
+metrics of `analysis.dataset.load_campaign`, stored without pandas metadata; `derived/fingerprint.json` holds the
+sha256 of the original captures), `ss/flowN.txt.xz` (`ss -ti` samples, 100 ms; {ss_scope}) and `iperf3/*.json.xz`. Per skipped run: `params.json`, `meta.json`,
+`SKIPPED`. `load_campaign` uses the derived tables as they are when a run has no raw captures."""
+
+
+def _layout_columnar(m: dict, ss_scope: str) -> str:
+    """README paragraph on the columnar layout (``analysis.bundle_store``) and its partitions."""
+    parts = "\n".join(
+        f"| `{p}` | {(e.get('session') or {}).get('git_commit') or '-'} | {e['complete']} | {e['skipped']} | "
+        f"{len(e['files'])} |" for p, e in sorted(m["partitions"].items()))
+    return f"""Format `columnar/1` (`analysis/bundle_store.py`): per partition `P` — one recording session, named after its start
+(`s20261124T051711Z`); `s-unknown` holds runs without a recorded start time — `runs/P.parquet` (one row per run:
+status, reason, parameters, and its `params.json`, `meta.json`, `COMPLETE` or `SKIPPED` and `capture.log` verbatim,
+`derived/fingerprint.json` without the files' mtimes: the sha256 of the original captures), `rows/P.parquet`
+(the per-flow metrics of `analysis.dataset.load_campaign`), `ss/P.parquet` (`ss -ti` samples, 100 ms; {ss_scope}),
+`iperf3/P.parquet` (iperf3 JSON) and `files/P.parquet` (every other file of the runs), zstd-compressed; raw
+captures under `captures/<run_id>/`. `bundle.json` `partitions` lists every file with its size and sha256.
+`load_campaign` reads the tables directly; `analysis.bundle_store.materialize` recreates the run directories
+(`params.json`, `meta.json`, `derived/flows.parquet`, `ss/flowN.txt`, ...) for code that needs them. Bundling more
+sessions adds partition files and leaves these byte-identical.
+
+| partition | recorded by commit | complete | skipped | files |
+|---|---|---|---|---|
+{parts}"""
+
+
 def _readme(manifest: dict) -> str:
     m = manifest
     exp_lines = "\n".join(f"| {e} | {c.get('complete', 0)} | {c.get('skipped', 0)} | {c.get('incomplete', 0)} | "
@@ -373,11 +414,19 @@ def _readme(manifest: dict) -> str:
     ss_scope = ("of every complete run" if m.get("ss_reps") is None else
                 f"only of the {m['ss_reps']} lowest complete repetition(s) of each configuration, `--ss-reps`")
     bdir = m.get("bundle_dir", "data/sample")
+    columnar = m.get("format") == "columnar/1"
+    conv = m.get("converted")
+    built = m["bundled_at"] + (f"; written in the columnar format by `mpcc bundle --convert` on {conv['at']} (code "
+                               f"{conv['git_commit']})" if conv else "")
+    what = (f"{m['runs_total']} runs in {len(m['partitions'])} partitions (recording sessions)"
+            if columnar else f"{m['runs_total']} run directories under `runs/`")
+    layout = _layout_columnar(m, ss_scope) if columnar else _layout_dirs(ss_scope)
+    fmt_option = " --format columnar" if columnar else ""
     return f"""# {bdir} — bundled campaign `{m['campaign']}`
 
 Real measurements recorded with this repository's testbed (`{', '.join(m['backends'])}` backend). Nothing here is
 synthetic: every number comes from the captures, `ss` samples and iperf3 output of these runs. Built by
-`mpcc bundle` on {m['bundled_at']}.
+`mpcc bundle` on {built}.
 
 ## Provenance
 * campaign file: `campaign.yaml` (copied from the campaign directory), profile `{m['campaign']}`
@@ -399,16 +448,13 @@ synthetic: every number comes from the captures, `ss` samples and iperf3 output 
 {unavailable}
 
 ## Contents
-{m['runs_total']} run directories under `runs/` ({m['size_mb']:.1f} MB in total, budget {m['max_mb']:.0f} MB).
+{what} ({m['size_mb']:.1f} MB in total, budget {m['max_mb']:.0f} MB).
 
 | experiment | complete | skipped | incomplete (not shipped) | with raw captures |
 |---|---|---|---|---|
 {exp_lines}
 
-Per complete run: `params.json`, `meta.json`, `COMPLETE`, `capture.log`, `derived/flows.parquet` (the per-flow
-metrics of `analysis.dataset.load_campaign`, stored without pandas metadata; `derived/fingerprint.json` holds the
-sha256 of the original captures), `ss/flowN.txt.xz` (`ss -ti` samples, 100 ms; {ss_scope}) and `iperf3/*.json.xz`. Per skipped run: `params.json`, `meta.json`,
-`SKIPPED`. `load_campaign` uses the derived tables as they are when a run has no raw captures.
+{layout}
 
 Raw captures (`*.pcap.xz`, tcpdump -s 128 at router1 and the receiver side, unmodified, compressed with xz because
 iperf3 re-sends one 128 KB buffer that xz's dictionary spans and gzip's window does not — 3.6× smaller; `xz -d` or
@@ -427,7 +473,7 @@ Complete runs the analysis could not process (shipped without a derived table):
 ## Regenerate
 ```
 sudo mpcc campaign run campaigns/{m['campaign']}.yaml --backend netns     # resumable; writes data/raw/{m['campaign']}/
-mpcc bundle data/raw/{m['campaign']} --out {bdir} --max-mb {m['max_mb']:.0f}{ss_option} --force
+mpcc bundle data/raw/{m['campaign']} --out {bdir} --max-mb {m['max_mb']:.0f}{ss_option}{fmt_option} --force
 make notebooks-refresh                                                     # committed notebook outputs (nbval)
 ```
 To go on with an unfinished campaign on another machine, start from this bundle: `sudo mpcc campaign run
@@ -439,6 +485,10 @@ Results differ between machines (kernel, CPU contention, mechanisms); compare wi
 
 
 def run(args) -> int:
+    if args.convert is not None:
+        return convert(args)
+    if args.campaign is None:
+        raise UserError("give the campaign directory to bundle (or --convert OLD_BUNDLE)")
     camp = Path(args.campaign)
     if not (camp / "runs").is_dir():
         raise UserError(f"not a campaign directory (no runs/ inside): {args.campaign}")
@@ -446,15 +496,13 @@ def run(args) -> int:
         raise UserError(f"--max-mb must be positive, got {args.max_mb}")
     if args.ss_reps is not None and args.ss_reps < 1:
         raise UserError(f"--ss-reps must be at least 1, got {args.ss_reps}")
-    out = Path(args.out).resolve()
+    out = Path(args.out or REPO / "data" / "sample").resolve()
     if out == camp.resolve() or camp.resolve() in out.parents:
         raise UserError("--out must not be inside the campaign directory")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        if not args.force:
-            raise UserError(f"{out} exists and is not empty: use --force to replace a previous bundle")
-        if not (out / "bundle.json").is_file():
-            raise UserError(f"{out} is not a bundle (no bundle.json): refusing to replace it")
     from tqdm import tqdm
+
+    from analysis.bundle_store import check_out, replace_dir
+    check_out(out, args.force)
 
     from analysis.dataset import load_campaign, run_cache_dir
 
@@ -488,7 +536,7 @@ def run(args) -> int:
         without = sorted(sources.loc[~has, "run_id"])   # e.g. restored from a bundle without them
         candidates = capture_priority(sources.loc[has])
         stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.xz-", dir=out.parent))
-        previous = out if (out / "bundle.json").is_file() else None
+        previous = _previous_run_dirs(out, stage / ".previous")
         captured, no_room, untried = _fill_with_captures(camp, tmp, stage, candidates, size, budget,
                                                          args.jobs or os.cpu_count() or 1, derived_root, previous)
         shutil.rmtree(stage, ignore_errors=True)
@@ -497,13 +545,12 @@ def run(args) -> int:
         manifest["size_mb"] = (_dir_size(tmp) + 8000) / 1e6  # + README/bundle.json
         (tmp / "bundle.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
         (tmp / "README.md").write_text(_readme(manifest))
-        if out.exists():
-            old = out.with_name(f".{out.name}.old-{os.getpid()}")
-            out.rename(old)
-            tmp.rename(out)
-            shutil.rmtree(old)
+        if args.format == "columnar":
+            from analysis.bundle_store import write_columnar
+            write_columnar(tmp, out, force=True, readme=_readme, jobs=args.jobs)
+            shutil.rmtree(tmp)
         else:
-            tmp.rename(out)
+            replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         if stage is not None:
@@ -511,7 +558,40 @@ def run(args) -> int:
         raise
     print(f"mpcc bundle: {len(shipped)} runs ({len(captured)} with raw captures, {len(no_room) + len(untried)} "
           f"configurations without for lack of room, {len(without)} runs without raw captures in {camp}) -> {out} "
-          f"({_dir_size(out) / 1e6:.1f} MB)", file=sys.stderr)
+          f"({_dir_size(out) / 1e6:.1f} MB, format {args.format})", file=sys.stderr)
+    return 0
+
+
+def _previous_run_dirs(out: Path, scratch: Path) -> Path | None:
+    """The bundle at ``out`` as run directories, whose xz'd captures ``_stage_captures`` reuses: ``out`` itself, or
+    for a columnar bundle its captured runs materialised in ``scratch`` (captures symlinked); None without one."""
+    from analysis.bundle_store import is_columnar, manifest, materialize
+    if not (out / "bundle.json").is_file():
+        return None
+    if not is_columnar(out):
+        return out
+    materialize(out, scratch, manifest(out).get("captured_runs") or [], link_captures=True)
+    return scratch
+
+
+def convert(args) -> int:
+    """``mpcc bundle --convert OLD_BUNDLE --out NEW_DIR``: the run-directory bundle as a columnar one (same manifest,
+    plus "format", "partitions" and "converted"; README regenerated)."""
+    from analysis.bundle_store import FORMAT, write_columnar
+    if args.campaign is not None:
+        raise UserError("--convert takes the bundle to convert; give no campaign directory with it")
+    if args.out is None:
+        raise UserError("--convert needs --out (the new bundle's directory; OLD_BUNDLE itself with --force converts "
+                        "it in place)")
+    src, out = Path(args.convert), Path(args.out).resolve()
+    if src.resolve() in out.parents:
+        raise UserError("--out must not be inside the bundle being converted")
+    m = write_columnar(src, out, force=args.force, readme=_readme, jobs=args.jobs, progress=True, extra={
+        "bundle_dir": _portable(out), "converted": {"at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                                    "from": _portable(src), "git_commit": _git_commit()}})
+    nfiles = sum(len(p["files"]) for p in m["partitions"].values())
+    print(f"mpcc bundle: {src} -> {out} ({FORMAT}: {len(m['partitions'])} partitions, {nfiles} files, "
+          f"{m['size_mb']:.1f} MB)", file=sys.stderr)
     return 0
 
 

@@ -103,9 +103,8 @@ def _family_data(nb_path: Path, data: Path, data_family: str) -> tuple[Path, str
 
 
 def _first_family(data: Path) -> str:
-    from analysis.families import family_of_run
-    dirs = sorted(p for p in (data / "runs").iterdir() if p.is_dir() and not p.name.startswith("."))
-    return family_of_run(dirs[0]) if dirs else "000"
+    from analysis.dataset import campaign_family_id
+    return campaign_family_id(data)
 
 
 def _export_html(nb_path: Path, html_path: Path) -> None:
