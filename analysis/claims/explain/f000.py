@@ -232,6 +232,8 @@ def explain(todo: list[dict], ctx: core.Ctx, rows: list[dict]) -> None:
     """Explain the rows in ``todo`` (in place). Inconclusive and not-run rows are left to the generic explanation
     (too few runs or levels) unless a rule knows more; decisive differences get their claim family's rule; a
     difference no rule covers, in a dataset of runs shorter than the paper's, is put down to the run length."""
+    durs = _durations(ctx)
+    short = bool(durs) and max(durs) < PAPER_RUN_S
     for r in todo:
         if r["verdict"] in ("inconclusive", "not run"):
             continue
@@ -243,8 +245,8 @@ def explain(todo: list[dict], ctx: core.Ctx, rows: list[dict]) -> None:
             done = RULES[fam](r, ctx)
         if done is None:
             _short_runs(r, ctx)
-        elif _durations(ctx) and max(_durations(ctx)) < PAPER_RUN_S:
-            r["explanation_text"] += (f" (This dataset's runs last {max(_durations(ctx)):g} s, the paper's "
+        elif short:
+            r["explanation_text"] += (f" (This dataset's runs last {max(durs):g} s, the paper's "
                                       f"{PAPER_RUN_S:g} s; data/paper holds the paper protocol.)")
     return None
 
