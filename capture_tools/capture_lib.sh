@@ -24,6 +24,15 @@ host_load_summary() {
         then ((($b.psi_some_us - $a.psi_some_us) / ($b.wall_us - $a.wall_us) * 1000 | round) / 10) else null end)}'
 }
 
+# rtt_measure_again MEDIAN_MS EXPECTED_MS: true when an idle-RTT self-check should measure again: no reply, or a
+# median above the expected two-way delay by more than the tolerance (max(1 ms, 5 %)). A host that does not schedule
+# the delay shim (CPU contention, hypervisor steal) can only add delay, so a median below the tolerance is never
+# measured again: it is a wrong path.
+rtt_measure_again() {
+    [[ "$1" == null ]] && return 0
+    awk -v m="$1" -v e="$2" 'BEGIN { t = 0.05 * e; if (t < 1) t = 1; exit !(m > e + t) }'
+}
+
 # stop_captures: SIGINT to every PID in the caller's array tcpdump_pids (tcpdump flushes), TERM after 3 s if a
 # SIGINT was lost; empties the array.
 stop_captures() {

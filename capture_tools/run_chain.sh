@@ -103,10 +103,18 @@ rtt_stats() { # FLOW -> "median_ms replies avg_ms" (null without a reply); ping 
 }
 self_check='{}'
 for k in "${FLOWS[@]}"; do
-    read -r med nrep avg < <(rtt_stats "$k")
+    # a median above the tolerance is measured again (rtt_measure_again), up to 3 times; all medians are recorded
+    meds='[]'
+    for attempt in 1 2 3; do
+        read -r med nrep avg < <(rtt_stats "$k")
+        meds=$(jq -c --argjson m "$med" '. + [$m]' <<<"$meds")
+        rtt_measure_again "$med" "$(awk -v d="${PDELAY[$k]}" 'BEGIN{print 2 * d}')" || break
+        [[ $attempt == 3 ]] || say "self-check: flow $k idle RTT median $med ms above the tolerance; measuring again"
+    done
     self_check=$(jq -c --arg k "flow$k" --argjson m "$med" --argjson n "$nrep" --argjson avg "$avg" --argjson d "${PDELAY[$k]}" \
-        --argjson path "$(jq -c --argjson k "$k" '.flows[] | select(.flow == $k) | .path' <<<"$plan")" '
+        --argjson meds "$meds" --argjson path "$(jq -c --argjson k "$k" '.flows[] | select(.flow == $k) | .path' <<<"$plan")" '
         . + {($k): {rtt_median_ms: $m, rtt_avg_ms: $avg, expected_rtt_ms: (2 * $d), replies: $n, pings: 10, path: $path,
+                    rtt_median_attempts_ms: $meds,
                     rtt_ok: (if $m == null then false else ((($m - 2 * $d) | fabs) <= ([1, 0.05 * 2 * $d] | max)) end)}}' <<<"$self_check")
 done
 self_check=$(jq -c '. + {ok: ([.[] | .rtt_ok] | all)}' <<<"$self_check")

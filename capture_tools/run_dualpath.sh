@@ -159,11 +159,23 @@ rtt_median() { # PATH -> median ms or null
     ip netns exec "$P$CLIENT" ping -n -c 10 -i 0.05 -I "${CADDR[$1]}" "$SERVICE" 2>/dev/null | sed -n 's/.*time=\([0-9.]*\).*/\1/p' | sort -n |
         awk '{v[NR]=$1} END{if(NR==0){print "null"} else if(NR%2){print v[(NR+1)/2]} else {print (v[NR/2]+v[NR/2+1])/2}}'
 }
-rtt1=$(rtt_median 1) rtt2=$(rtt_median 2)
-self_check=$(jq -n --argjson m1 "$rtt1" --argjson m2 "$rtt2" --argjson d1 "${DELAY[1]}" --argjson d2 "${DELAY[2]}" '
-    def chk(m; d): {rtt_median_ms: m, expected_rtt_ms: (2 * d),
-                    rtt_ok: (if m == null then false else (((m - 2 * d) | fabs) <= ([1, 0.05 * 2 * d] | max)) end)};
-    {path1: chk($m1; $d1), path2: chk($m2; $d2)} | .ok = (.path1.rtt_ok and .path2.rtt_ok)')
+# a median above the tolerance is measured again (rtt_measure_again), up to 3 times; every median is recorded and the
+# last one is judged
+rtt_attempts() { # PATH -> JSON array of medians
+    local k m all='[]'
+    for k in 1 2 3; do
+        m=$(rtt_median "$1")
+        all=$(jq -c --argjson m "$m" '. + [$m]' <<<"$all")
+        rtt_measure_again "$m" "$(awk -v d="${DELAY[$1]}" 'BEGIN{print 2 * d}')" || break
+        say "self-check: path $1 idle RTT median $m ms, expected $(awk -v d="${DELAY[$1]}" 'BEGIN{print 2 * d}'); measuring again"
+    done
+    printf '%s' "$all"
+}
+rtt1=$(rtt_attempts 1) rtt2=$(rtt_attempts 2)
+self_check=$(jq -n --argjson a1 "$rtt1" --argjson a2 "$rtt2" --argjson d1 "${DELAY[1]}" --argjson d2 "${DELAY[2]}" '
+    def chk(a; d): (a[-1]) as $m | {rtt_median_ms: $m, expected_rtt_ms: (2 * d), rtt_median_attempts_ms: a,
+                    rtt_ok: (if $m == null then false else ((($m - 2 * d) | fabs) <= ([1, 0.05 * 2 * d] | max)) end)};
+    {path1: chk($a1; $d1), path2: chk($a2; $d2)} | .ok = (.path1.rtt_ok and .path2.rtt_ok)')
 say "self_check: $(jq -c . <<<"$self_check")"
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -201,8 +201,8 @@ srv_default_cc=$(ip netns exec "$P$SRV" sysctl -n net.ipv4.tcp_congestion_contro
 say "server cc: $cc_setting (namespace default now $srv_default_cc)"
 
 # self-check before traffic: idle RTT server -> each client (10 pings, 20 ms apart; no added delay: a LAN, expected
-# well under 2 ms), and an unloaded iperf3 TCP flow tg -> sink (2 s after a 1-s warm-up) that must carry the shared
-# link's rate C within 5 %: goodput x frame / payload (MSS + 66 bytes of TCP/IP headers with timestamps and Ethernet
+# well under 2 ms), and an unloaded iperf3 TCP flow tg -> sink (2 s after a 1-s warm-up, up to 3 attempts) that must
+# carry the shared link's rate C within 5 %: goodput x frame / payload (MSS + 66 bytes of TCP/IP headers with timestamps and Ethernet
 # header per MSS, which htb counts)
 rtt_stats() { # NS SRC DST -> "median_ms replies avg_ms"
     local txt
@@ -218,18 +218,33 @@ for k in 1 2 3; do
     self_check=$(jq -c --arg k "client$k" --argjson m "$med" --argjson n "$nrep" --argjson avg "$avg" '
         . + {($k): {rtt_median_ms: $m, rtt_avg_ms: $avg, replies: $n, pings: 10, rtt_ok: ($n == 10 and $m != null and $m < 2)}}' <<<"$self_check")
 done
-ip netns exec "$P$BG_RCV" iperf3 -s -1 -B "$BG_RADDR" -p 5201 --json > "$out/links/selfcheck-iperf3-server.json" 2>>"$LOG" &
-sc_srv=$!; pids+=("$sc_srv")
-sleep 0.5
-ip netns exec "$P$BG_SND" iperf3 -c "$BG_RADDR" -B "$BG_SADDR" -p 5201 -C reno -t 2 -O 1 --json \
-    > "$out/links/selfcheck-iperf3-client.json" 2>>"$LOG" || true
-wait_pid_timeout "$sc_srv" 10 || true
-sc_gp=$(jq '.end.sum_received.bits_per_second // 0' "$out/links/selfcheck-iperf3-client.json" 2>/dev/null || echo 0)
-sc_mss=$(jq '.start.tcp_mss_default // 1448' "$out/links/selfcheck-iperf3-client.json" 2>/dev/null || echo 1448)
-self_check=$(jq -c --argjson gp "$sc_gp" --argjson mss "$sc_mss" --argjson c "$L_RATE" '
-    (($gp / 1e6) * ($mss + 66) / $mss) as $link
-    | . + {link: {tool: "iperf3 TCP reno tg -> sink, 2 s after 1 s omitted", goodput_mbps: ($gp / 1e6), mss: $mss,
-                  link_mbps: $link, shared_link_mbit: $c, link_ok: ((($link - $c) | fabs) <= 0.05 * $c)}}
+# a host that stalls (CPU contention, hypervisor steal) can only make a 2-s measurement slower than the link: an
+# attempt below the tolerance is repeated, up to 3 attempts, every attempt recorded; the link is ok when one attempt
+# is within 5 % of C (one above it would be a mis-configured link and fails)
+link_attempts='[]'
+for attempt in 1 2 3; do
+    sfx=$([[ $attempt == 1 ]] && echo "" || echo "-$attempt")
+    ip netns exec "$P$BG_RCV" iperf3 -s -1 -B "$BG_RADDR" -p 5201 --json > "$out/links/selfcheck-iperf3-server$sfx.json" 2>>"$LOG" &
+    sc_srv=$!; pids+=("$sc_srv")
+    sleep 0.5
+    ip netns exec "$P$BG_SND" iperf3 -c "$BG_RADDR" -B "$BG_SADDR" -p 5201 -C reno -t 2 -O 1 --json \
+        > "$out/links/selfcheck-iperf3-client$sfx.json" 2>>"$LOG" || true
+    wait_pid_timeout "$sc_srv" 10 || true
+    sc_gp=$(jq '.end.sum_received.bits_per_second // 0' "$out/links/selfcheck-iperf3-client$sfx.json" 2>/dev/null || echo 0)
+    sc_mss=$(jq '.start.tcp_mss_default // 1448' "$out/links/selfcheck-iperf3-client$sfx.json" 2>/dev/null || echo 1448)
+    link_attempts=$(jq -c --argjson gp "$sc_gp" --argjson mss "$sc_mss" --argjson c "$L_RATE" '
+        (($gp / 1e6) * ($mss + 66) / $mss) as $link
+        | . + [{goodput_mbps: ($gp / 1e6), mss: $mss, link_mbps: $link, within_5pct: ((($link - $c) | fabs) <= 0.05 * $c),
+                above: ($link > 1.05 * $c)}]' <<<"$link_attempts")
+    jq -e '.[-1] | .within_5pct or .above' <<<"$link_attempts" >/dev/null && break
+    say "self-check: link measured $(jq '.[-1].link_mbps' <<<"$link_attempts") Mbit/s of $L_RATE in attempt $attempt; measuring again"
+done
+self_check=$(jq -c --argjson att "$link_attempts" --argjson c "$L_RATE" '
+    ($att | map(select(.within_5pct)) | first) as $ok_att
+    | (if $ok_att == null then $att[-1] else $ok_att end) as $a
+    | . + {link: {tool: "iperf3 TCP reno tg -> sink, 2 s after 1 s omitted", goodput_mbps: $a.goodput_mbps, mss: $a.mss,
+                  link_mbps: $a.link_mbps, shared_link_mbit: $c, attempts: ($att | map(del(.above))),
+                  link_ok: ($ok_att != null and ($att | map(.above) | any | not))}}
     | . + {ok: ([.[] | if has("rtt_ok") then .rtt_ok else .link_ok end] | all)}' <<<"$self_check")
 say "self_check: $self_check"
 qdisc_json() { ip netns exec "$P$L_NS" tc -s -j qdisc show; }

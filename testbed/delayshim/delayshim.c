@@ -4,6 +4,8 @@
  * NF_ACCEPT for each packet DELAY microseconds after it arrived, strictly in arrival order.
  * usage: delayshim -q QUEUE -d DELAY_US
  * Runs SCHED_FIFO when permitted. Queue is configured fail-open.
+ * SIGUSR1 (and exit): one line on stderr, packets released and how many were released > 1 ms and > 5 ms after their
+ * due time (the host did not schedule us), then the counters restart.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,7 +28,24 @@ static uint32_t ids[RING];
 static uint64_t due[RING];
 static unsigned head, tail; /* pending = tail - head */
 static uint64_t delay_ns;
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, report;
+/* lateness of each release (release time - due time): how faithful the emulated delay was; on SIGUSR1 and at exit one
+ * line on stderr, then the counters restart (a caller brackets a measurement with SIGUSR1) */
+static uint64_t n_rel, n_late1, n_late5, max_late_ns;
+static void account(uint64_t t, uint64_t d) {
+    uint64_t late = t > d ? t - d : 0;
+    n_rel++;
+    if (late > 1000000ull) n_late1++;
+    if (late > 5000000ull) n_late5++;
+    if (late > max_late_ns) max_late_ns = late;
+}
+static void print_report(void) {
+    fprintf(stderr, "delayshim: released %llu late_over_1ms %llu late_over_5ms %llu max_late_us %llu\n",
+            (unsigned long long)n_rel, (unsigned long long)n_late1, (unsigned long long)n_late5,
+            (unsigned long long)(max_late_ns / 1000ull));
+    fflush(stderr);
+    n_rel = n_late1 = n_late5 = max_late_ns = 0;
+}
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -50,6 +69,7 @@ static int cb(struct nfq_q_handle *qh, struct nfgenmsg *m, struct nfq_data *nfa,
 }
 
 static void on_sig(int s) { (void)s; stop = 1; }
+static void on_usr1(int s) { (void)s; report = 1; }
 
 int main(int argc, char **argv) {
     int qnum = 0, opt;
@@ -79,10 +99,13 @@ int main(int argc, char **argv) {
 
     signal(SIGTERM, on_sig);
     signal(SIGINT, on_sig);
+    signal(SIGUSR1, on_usr1);
     char buf[65536] __attribute__((aligned));
     while (!stop) {
+        if (report) { report = 0; print_report(); }
         uint64_t t = now_ns();
         while (head != tail && due[head % RING] <= t) {
+            account(t, due[head % RING]);
             nfq_set_verdict(qh, ids[head % RING], NF_ACCEPT, 0, NULL);
             head++;
         }
@@ -109,6 +132,7 @@ int main(int argc, char **argv) {
     }
     /* release everything still held */
     while (head != tail) { nfq_set_verdict(qh, ids[head % RING], NF_ACCEPT, 0, NULL); head++; }
+    print_report();
     nfq_destroy_queue(qh);
     nfq_close(h);
     return 0;
