@@ -338,7 +338,7 @@ def _assign(src: Path, ids: list, sessions: dict) -> dict:
     return parts
 
 
-def _source(src: Path) -> dict:
+def source_manifest(src: Path) -> dict:
     """The manifest of the run-directory bundle ``src``; AnalysisError when ``src`` is none."""
     if not src.is_dir():
         raise AnalysisError(f"{src}: no such bundle directory")
@@ -363,7 +363,7 @@ def write_columnar(src, out, *, force: bool = False, readme=None, extra: dict | 
 
     from analysis.dataset import campaign_family, load_campaign
     src, out = Path(src), Path(out)
-    m = _source(src)
+    m = source_manifest(src)
     check_out(out, force)
     df = load_campaign(src, jobs=jobs, progress=progress)
     fam = campaign_family(src)

@@ -16,7 +16,7 @@ from analysis.errors import AnalysisError, AnalysisWarning
 from mpcc.errors import UserError
 
 # Sub-command modules, in the order `mpcc --help` lists them.
-COMMANDS = ["analyze", "reorder", "campaign", "scorecard", "reproduce", "bundle", "ingest"]
+COMMANDS = ["analyze", "reorder", "campaign", "scorecard", "reproduce", "bundle", "verify_raw", "ingest"]
 
 
 def _load_commands():

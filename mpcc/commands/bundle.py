@@ -17,6 +17,9 @@ mechanisms, dates, unavailable CCs and why, how to regenerate). The bundle is bu
 ``OUT`` and moved into place at the end; an existing non-empty ``OUT`` is only replaced with ``--force`` and only if it
 is itself a bundle (has bundle.json).
 
+``--raw-archive FILE`` also writes every complete run's raw captures into FILE (``analysis.raw_archive``: a tar of
+per-capture xz members), listed in bundle.json with each capture's sha256; ``mpcc verify-raw FILE OUT`` checks it.
+
 ``--format columnar`` stores the same content in a handful of Parquet files per recording session instead of one
 directory per run (``analysis.bundle_store``: layout, partitions; ``load_campaign`` reads either): the run-directory
 bundle above is built first, then written columnar (:func:`analysis.bundle_store.write_columnar`, which ``--convert``
@@ -73,6 +76,10 @@ def add_arguments(p):
                    help="where load_campaign keeps/finds the per-run tables when the campaign is read-only")
     p.add_argument("--jobs", type=int, default=None, help="processes for analysing runs without a derived table")
     p.add_argument("--force", action="store_true", help="replace an existing bundle at --out")
+    p.add_argument("--raw-archive", metavar="FILE", default=None,
+                   help="also write every complete run's raw captures into FILE (a tar of per-file xz members, "
+                        "analysis.raw_archive), for a data repository next to the bundle; bundle.json lists it with "
+                        "each member's sha256 (check it with `mpcc verify-raw FILE OUT`); FILE must not exist")
     p.add_argument("--ss-reps", type=int, default=None, metavar="N",
                    help="keep the ss samples of the N lowest complete repetitions of each configuration only "
                         "(default: of every run); the other runs keep their derived tables, meta.json and iperf3 JSON")
@@ -392,6 +399,21 @@ sessions adds partition files and leaves these byte-identical.
 {parts}"""
 
 
+def _raw_archive_text(m: dict) -> str:
+    """README paragraph on the bundle's raw-capture archive (``--raw-archive``), '' without one."""
+    ra = m.get("raw_archive")
+    if not isinstance(ra, dict):
+        return ""
+    runs = len({k.split("/", 1)[0] for k in ra.get("members", {})})
+    return f"""
+## Raw-capture archive
+Every raw capture of {runs} runs ({len(ra.get('members', {}))} files) is in `{ra.get('file')}` ({ra.get('bytes', 0) / 1e6:.1f} MB,
+sha256 `{ra.get('sha256')}`), kept outside the repository (format `{ra.get('format')}`, `analysis/raw_archive.py`: a tar of
+per-file xz members; `bundle.json` `raw_archive` lists each with its sha256). `mpcc verify-raw {ra.get('file')} {m.get('bundle_dir')}`
+checks it and re-derives this bundle's tables from it.
+"""
+
+
 def _readme(manifest: dict) -> str:
     m = manifest
     exp_lines = "\n".join(f"| {e} | {c.get('complete', 0)} | {c.get('skipped', 0)} | {c.get('incomplete', 0)} | "
@@ -469,7 +491,7 @@ Runs with raw captures:
 
 Complete runs the analysis could not process (shipped without a derived table):
 {failed}
-
+{_raw_archive_text(m)}
 ## Regenerate
 ```
 sudo mpcc campaign run campaigns/{m['campaign']}.yaml --backend netns     # resumable; writes data/raw/{m['campaign']}/
@@ -499,6 +521,15 @@ def run(args) -> int:
     out = Path(args.out or REPO / "data" / "sample").resolve()
     if out == camp.resolve() or camp.resolve() in out.parents:
         raise UserError("--out must not be inside the campaign directory")
+    raw_archive = Path(args.raw_archive).resolve() if getattr(args, "raw_archive", None) else None
+    made_archive = False
+    if raw_archive is not None:
+        if raw_archive.exists():
+            raise UserError(f"--raw-archive {args.raw_archive}: exists (an archive is never overwritten)")
+        if not raw_archive.parent.is_dir():
+            raise UserError(f"--raw-archive {args.raw_archive}: no such directory {raw_archive.parent}")
+        if out == raw_archive or out in raw_archive.parents:
+            raise UserError("--raw-archive must not be inside the bundle (it is meant for a data repository)")
     from tqdm import tqdm
 
     from analysis.bundle_store import check_out, replace_dir
@@ -542,6 +573,10 @@ def run(args) -> int:
         shutil.rmtree(stage, ignore_errors=True)
         manifest = _manifest(camp, df, runs, metas, captured, no_room, untried, without, args.max_mb, args.ss_reps)
         manifest["bundle_dir"] = _portable(out)
+        if raw_archive is not None:
+            manifest["raw_archive"] = _write_raw_archive(camp, sources, manifest["campaign"], raw_archive,
+                                                         args.jobs or os.cpu_count() or 1)
+            made_archive = True
         manifest["size_mb"] = (_dir_size(tmp) + 8000) / 1e6  # + README/bundle.json
         (tmp / "bundle.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
         (tmp / "README.md").write_text(_readme(manifest))
@@ -555,11 +590,33 @@ def run(args) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
         if stage is not None:
             shutil.rmtree(stage, ignore_errors=True)
+        if made_archive:      # written by this command for a bundle that was not made
+            raw_archive.unlink(missing_ok=True)
         raise
+    if raw_archive is not None:
+        ra = manifest["raw_archive"]
+        print(f"mpcc bundle: raw archive {raw_archive} ({len(ra['members'])} captures, {ra['bytes'] / 1e6:.1f} MB)",
+              file=sys.stderr)
     print(f"mpcc bundle: {len(shipped)} runs ({len(captured)} with raw captures, {len(no_room) + len(untried)} "
           f"configurations without for lack of room, {len(without)} runs without raw captures in {camp}) -> {out} "
           f"({_dir_size(out) / 1e6:.1f} MB, format {args.format})", file=sys.stderr)
     return 0
+
+
+def _write_raw_archive(camp: Path, sources, campaign: str, dest: Path, jobs: int) -> dict:
+    """Every raw capture of the analysed runs ``sources`` (rows of the runs listing) into ``dest``
+    (:func:`analysis.raw_archive.write`); returns bundle.json's ``raw_archive`` record."""
+    from analysis.raw_archive import write
+    from analysis.runmeta import capture_path
+    caps = {}
+    for rid in sorted(sources["run_id"]):
+        found = {name: capture_path(camp / "runs" / rid, name) for name in _captures(camp / "runs" / rid)}
+        found = {k: v for k, v in found.items() if v is not None}
+        if found:
+            caps[rid] = found
+    if not caps:
+        raise UserError(f"--raw-archive: no run of {camp} has raw captures")
+    return write(caps, dest, campaign=campaign, jobs=jobs)
 
 
 def _previous_run_dirs(out: Path, scratch: Path) -> Path | None:
@@ -576,8 +633,16 @@ def _previous_run_dirs(out: Path, scratch: Path) -> Path | None:
 
 def convert(args) -> int:
     """``mpcc bundle --convert OLD_BUNDLE --out NEW_DIR``: the run-directory bundle as a columnar one (same manifest,
-    plus "format", "partitions" and "converted"; README regenerated)."""
-    from analysis.bundle_store import FORMAT, write_columnar
+    plus "format", "partitions" and "converted"; README regenerated). The new bundle is written next to NEW_DIR and
+    checked against OLD_BUNDLE before it replaces anything: ``load_campaign``'s rows and runs listing
+    (``pandas.testing.assert_frame_equal``) and the scorecard (``analysis.bundle_digest.scorecard``) must be
+    identical. "converted" records when, from what, by which commit, and the digests of the three
+    (``analysis.bundle_digest``), which tests/test_bundle_conversion.py checks on every committed bundle."""
+    import pandas as pd
+
+    from analysis.bundle_digest import digests, scorecard
+    from analysis.bundle_store import FORMAT, check_out, replace_dir, source_manifest, write_columnar
+    from analysis.dataset import load_campaign
     if args.campaign is not None:
         raise UserError("--convert takes the bundle to convert; give no campaign directory with it")
     if args.out is None:
@@ -586,12 +651,34 @@ def convert(args) -> int:
     src, out = Path(args.convert), Path(args.out).resolve()
     if src.resolve() in out.parents:
         raise UserError("--out must not be inside the bundle being converted")
-    m = write_columnar(src, out, force=args.force, readme=_readme, jobs=args.jobs, progress=True, extra={
-        "bundle_dir": _portable(out), "converted": {"at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                                                    "from": _portable(src), "git_commit": _git_commit()}})
+    source_manifest(src)          # a run-directory bundle, or a one-line error
+    check_out(out, args.force)
+    before = load_campaign(src, jobs=args.jobs, progress=True)
+    record = {"at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "from": _portable(src),
+              "git_commit": _git_commit(), **digests(before),
+              "checked": "rows, runs listing and scorecard identical to the bundle converted (assert_frame_equal)"}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.convert-", dir=out.parent)) / "bundle"
+    try:
+        m = write_columnar(src, staging, readme=_readme, jobs=args.jobs, progress=True,
+                           extra={"bundle_dir": _portable(out), "converted": record})
+        after = load_campaign(staging, jobs=args.jobs, progress=False)
+        for what, a, b in (("rows", before, after), ("runs listing", before.attrs["runs"], after.attrs["runs"]),
+                           ("scorecard", scorecard(before), scorecard(after))):
+            key = [c for c in ("run_id", "flow") if c in a.columns] if what != "scorecard" else []
+            a = a.sort_values(key, kind="stable").reset_index(drop=True) if key else a.reset_index(drop=True)
+            b = b.sort_values(key, kind="stable").reset_index(drop=True) if key else b.reset_index(drop=True)
+            try:
+                pd.testing.assert_frame_equal(a, b)
+            except AssertionError as exc:
+                first = str(exc).strip().splitlines()[0]
+                raise UserError(f"the columnar bundle's {what} differ from {src}'s ({first}); nothing replaced")
+        replace_dir(staging, out)
+    finally:
+        shutil.rmtree(staging.parent, ignore_errors=True)
     nfiles = sum(len(p["files"]) for p in m["partitions"].values())
     print(f"mpcc bundle: {src} -> {out} ({FORMAT}: {len(m['partitions'])} partitions, {nfiles} files, "
-          f"{m['size_mb']:.1f} MB)", file=sys.stderr)
+          f"{m['size_mb']:.1f} MB; rows, runs and scorecard identical)", file=sys.stderr)
     return 0
 
 

@@ -1,0 +1,73 @@
+"""Digests of what a bundle gives the analysis: its per-flow rows, its runs listing, and its scorecard. ``mpcc bundle
+--convert`` records them for the bundle it converts (``bundle.json`` ``converted``) after checking the new bundle
+against the old one with ``pandas.testing.assert_frame_equal`` and the scorecard JSON; tests/test_bundle_conversion.py
+recomputes them on the committed bundles, so a later change of the format or of its reader that altered a row or a
+verdict would show.
+
+A digest is the sha256 (hex) of a canonical JSON text: column names and dtypes, then the values row by row (floats
+with 17 significant digits, so equal digests mean equal bits; NaN and missing values as null).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+
+import pandas as pd
+
+SCORECARD_N_BOOT = 999    # bootstrap resamples of the recorded scorecard (seed 0, alpha 0.05): fast, deterministic
+
+
+def _cell(v):
+    if v is None or v is pd.NA or v is pd.NaT:
+        return None
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float):
+        if math.isnan(v):
+            return None
+        return "inf" if v == math.inf else "-inf" if v == -math.inf else float.__repr__(v)
+    if isinstance(v, (pd.Timestamp,)):
+        return v.isoformat()
+    if isinstance(v, (list, tuple, dict)):
+        return json.dumps(v, sort_keys=True, default=str)
+    return v
+
+
+def frame_digest(df: pd.DataFrame) -> str:
+    """sha256 of ``df``'s columns, dtypes and values (row order as given; the index ignored)."""
+    h = hashlib.sha256()
+    h.update(json.dumps([[str(c), str(t)] for c, t in df.dtypes.items()]).encode())
+    for row in df.itertuples(index=False, name=None):
+        h.update(json.dumps([_cell(v) for v in row], default=str).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def rows_digest(df: pd.DataFrame) -> str:
+    """Digest of ``load_campaign``'s rows, sorted by run and flow."""
+    key = [c for c in ("run_id", "flow") if c in df.columns]
+    return frame_digest(df.sort_values(key, kind="stable").reset_index(drop=True) if key else df)
+
+
+def runs_digest(df: pd.DataFrame) -> str:
+    """Digest of ``load_campaign``'s runs listing (``df.attrs["runs"]``), sorted by run."""
+    runs = df.attrs["runs"]
+    return frame_digest(runs.sort_values("run_id", kind="stable").reset_index(drop=True))
+
+
+def scorecard(df: pd.DataFrame) -> pd.DataFrame:
+    """The claims table of ``df`` (``analysis.claims.evaluate``: alpha 0.05, SCORECARD_N_BOOT resamples, seed 0)."""
+    from analysis.claims import evaluate
+    return evaluate(df, alpha=0.05, n_boot=SCORECARD_N_BOOT, seed=0)
+
+
+def scorecard_digest(df: pd.DataFrame) -> str:
+    """Digest of :func:`scorecard`, claims in their order."""
+    return frame_digest(scorecard(df).reset_index(drop=True))
+
+
+def digests(df: pd.DataFrame) -> dict:
+    """{"rows_sha256", "runs_sha256", "scorecard_sha256", "scorecard_n_boot"} of a loaded campaign or bundle."""
+    return {"rows_sha256": rows_digest(df), "runs_sha256": runs_digest(df), "scorecard_sha256": scorecard_digest(df),
+            "scorecard_n_boot": SCORECARD_N_BOOT}
