@@ -2,7 +2,8 @@
 
 ``python bench/bundle_load.py [BUNDLE] [--reps 3] [--jobs N] [--columnar DIR]``: copies BUNDLE (default data/paper)
 into a temporary directory (the run-directory loader may write refreshed caches into a bundle: nothing under data/ is
-touched), converts the copy (``write_columnar``; zstd-19, a few minutes for data/paper) unless ``--columnar`` names a
+touched; a columnar BUNDLE, as every bundle under data/ is since issue 27, is materialised as the run-directory
+bundle it was converted from, ``bundle_store.materialize``, and is itself the columnar side), converts the copy (``write_columnar``; zstd-19, a few minutes for data/paper) unless ``--columnar`` names a
 conversion made before, checks that both give the same rows and runs listing, then times ``load_campaign`` on each
 (``--jobs``: as the notebooks and the scorecard call it, default os.cpu_count(); page cache warm: one untimed load
 first) and prints wall seconds (best and median of ``--reps``), file counts and ``du -s`` (KiB, 4-KiB blocks).
@@ -49,14 +50,19 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import pandas as pd
 
-    from analysis.bundle_store import write_columnar
+    from analysis.bundle_store import is_columnar, materialize, write_columnar
     from analysis.dataset import load_campaign
     print(f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
     with tempfile.TemporaryDirectory(prefix="bundle-load-") as tmp:
         old = Path(tmp) / "rundirs"
-        shutil.copytree(args.bundle, old, symlinks=True)
-        col = Path(args.columnar) if args.columnar else Path(tmp) / "columnar"
-        if not args.columnar:
+        given = None
+        if is_columnar(args.bundle):
+            materialize(args.bundle, old)
+            given = args.bundle
+        else:
+            shutil.copytree(args.bundle, old, symlinks=True)
+        col = Path(args.columnar or given or Path(tmp) / "columnar")
+        if not (args.columnar or given):
             t0 = time.perf_counter()
             write_columnar(old, col)
             print(f"conversion: {time.perf_counter() - t0:.0f} s")

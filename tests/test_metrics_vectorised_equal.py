@@ -393,7 +393,14 @@ def test_real_small_captures_equal(path):
     _same(_outcome(ref.tcp_reordering, df), _outcome(new_reo.tcp_reordering, df), f"{path.name} reordering")
 
 
-SAMPLE_RUNS = sorted(p.parent for p in (ROOT / "data" / "sample" / "runs").glob("*/router1.pcap*"))
+# the runs of data/sample that ship their captures: captures/<run_id>/ of the columnar bundle (runs/<run_id>/ of a
+# run-directory one)
+SAMPLE_RUNS = sorted(p.parent for sub in ("captures", "runs")
+                     for p in (ROOT / "data" / "sample" / sub).glob("*/router1.pcap*"))
+
+
+def test_the_sample_bundle_ships_captures():
+    assert len(SAMPLE_RUNS) >= 10, SAMPLE_RUNS
 
 
 def _conn(df, f):

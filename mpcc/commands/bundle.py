@@ -255,9 +255,10 @@ def _git_commit() -> str:
     try:
         head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True,
                               timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=30).stdout.strip()
-        return head + (" (work tree had uncommitted changes)" if dirty else "")
+        # the code's state: changes under data/ (e.g. the bundles being converted one after another) do not count
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":(exclude)data"], capture_output=True, text=True, timeout=30).stdout.strip()
+        return head + (" (work tree had uncommitted changes outside data/)" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown (git not available)"
 
