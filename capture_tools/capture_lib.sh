@@ -3,25 +3,36 @@
 # run_chain.sh (004) and run_streaming.sh (002) measure host load, stop captures, log, skip and acquire the cc with
 # the same code, so runs of every study family are recorded on one scale (same meta.json fields).
 
-# host_load_sample -> JSON {wall_us, psi_some_us (null without PSI), loadavg1, ncpu}
+# host_load_sample -> JSON {wall_us, psi_some_us (null without PSI), loadavg1, ncpu, steal_ticks, cpu_ticks}
+# (steal and all ticks of /proc/stat's "cpu" line: user nice system idle iowait irq softirq steal, proc(5))
 host_load_sample() {
-    local psi=null la wall
+    local psi=null la wall steal=null ticks=null
+    local -a stat
     wall=$(date +%s%6N)
     if [[ -r /proc/pressure/cpu ]]; then
         psi=$(sed -n 's/^some .*total=\([0-9]*\)$/\1/p' /proc/pressure/cpu)
         [[ "$psi" =~ ^[0-9]+$ ]] || psi=null
     fi
+    read -r -a stat < /proc/stat
+    if [[ ${stat[0]} == cpu && ${#stat[@]} -ge 9 ]]; then
+        steal=${stat[8]} ticks=$(( stat[1] + stat[2] + stat[3] + stat[4] + stat[5] + stat[6] + stat[7] + stat[8] ))
+    fi
     read -r la _ < /proc/loadavg
-    printf '{"wall_us":%s,"psi_some_us":%s,"loadavg1":%s,"ncpu":%s}' "$wall" "$psi" "$la" "$(nproc)"
+    printf '{"wall_us":%s,"psi_some_us":%s,"loadavg1":%s,"ncpu":%s,"steal_ticks":%s,"cpu_ticks":%s}' \
+        "$wall" "$psi" "$la" "$(nproc)" "$steal" "$ticks"
 }
 
 # host_load_summary SAMPLE0 SAMPLE1 -> meta.json host_load: host CPU contention while the flows ran.
 # PSI "some" stall share = delta(total stall us) / delta(wall us) (Linux Documentation/accounting/psi.rst).
+# Steal share = delta(steal ticks) / delta(all ticks): time the hypervisor ran something else while this machine's
+# CPUs had work (a VM's CPU contention that PSI does not count).
 host_load_summary() {
     jq -n --argjson a "$1" --argjson b "$2" '
     {loadavg_1min_start:$a.loadavg1, loadavg_1min_end:$b.loadavg1, ncpu:$a.ncpu,
      cpu_pressure_some_pct:(if $a.psi_some_us != null and $b.psi_some_us != null and $b.wall_us > $a.wall_us
-        then ((($b.psi_some_us - $a.psi_some_us) / ($b.wall_us - $a.wall_us) * 1000 | round) / 10) else null end)}'
+        then ((($b.psi_some_us - $a.psi_some_us) / ($b.wall_us - $a.wall_us) * 1000 | round) / 10) else null end),
+     cpu_steal_pct:(if ($a.steal_ticks // null) != null and ($b.steal_ticks // null) != null and $b.cpu_ticks > $a.cpu_ticks
+        then ((($b.steal_ticks - $a.steal_ticks) / ($b.cpu_ticks - $a.cpu_ticks) * 1000 | round) / 10) else null end)}'
 }
 
 # rtt_measure_again MEDIAN_MS EXPECTED_MS: true when an idle-RTT self-check should measure again: no reply, or a

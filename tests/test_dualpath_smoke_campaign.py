@@ -58,7 +58,13 @@ def test_003_smoke_runs_complete(smoke003):
     r = {n.split("__t8s")[0]: d for n, d in smoke003.items()}
     assert all((d / "COMPLETE").exists() for d in r.values())
     tcp, mptcp = _mbps(r["scenario__tcp-path1__q1000pkt"]), _mbps(r["scenario__mptcp__q1000pkt"])
-    assert 9.0 <= tcp <= 10.0 and mptcp > tcp, (tcp, mptcp)
+    # path 1 is shaped at 10 Mbit/s (payload ceiling 9.56). The shaper loses the time the hypervisor takes from this
+    # machine (its dequeue timer fires late): 9.0 holds when the run lost < 2 % of CPU time to steal (data/study003:
+    # 9.50-9.56 over 180 s); a CI run with steal measured 8.62, 1-s intervals 9.5 falling to 8.0-8.7. With more steal
+    # the bound only tells a 10-Mbit/s shaper from a wrong one.
+    steal = json.loads((r["scenario__tcp-path1__q1000pkt"] / "meta.json").read_text())["host_load"].get("cpu_steal_pct")
+    low = 9.0 if steal is not None and steal < 2 else 7.5
+    assert low <= tcp <= 10.0 and mptcp > tcp, (tcp, mptcp, f"steal {steal} %")
     ping = lambda k: json.loads((r[k] / "meta.json").read_text())["ping"]["path1"]["rtt_median_ms"]  # noqa: E731
     assert ping("scenario__tcp-path1__q50pkt") < ping("scenario__tcp-path1__q1000pkt")
     flood = json.loads((r["resilience__mptcp__q50pkt"] / "meta.json").read_text())["flood"]

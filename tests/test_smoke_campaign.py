@@ -114,5 +114,6 @@ def test_self_check_recorded_round_robin_parity_and_rtt(smoke):
         hl = meta["host_load"]  # CPU contention on the host while the flows ran (PSI "some" share, %)
         assert hl["ncpu"] >= 1 and hl["loadavg_1min_start"] >= 0
         assert hl["cpu_pressure_some_pct"] is None or 0 <= hl["cpu_pressure_some_pct"] <= 100, hl
+        assert hl["cpu_steal_pct"] is None or 0 <= hl["cpu_steal_pct"] <= 100, hl     # /proc/stat steal
         checked += 1
     assert checked >= 5
