@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
-DATA ?= data/sample
+DATA ?=
 OUT ?= reports
 
 .PHONY: install venv reproduce notebooks-refresh test test-fast test-vagrant lab bench lint FORCE
@@ -21,7 +21,7 @@ $(VENV)/.installed: pyproject.toml $(VENV)/pyvenv.cfg
 venv install: $(VENV)/.installed
 
 reproduce: install
-	$(VPY) -m mpcc.cli reproduce --data $(DATA) --out $(OUT)
+	$(VPY) -m mpcc.cli reproduce $(if $(DATA),--data $(DATA),) --out $(OUT)
 
 # re-execute the committed notebooks in place on data/sample (their stored outputs are what nbval checks)
 notebooks-refresh: install

@@ -101,7 +101,8 @@ def test_reproduce_runs_this_python_quietly(tmp_path):
     assert prefix == sys.prefix and exe == sys.executable
     lines = [ln.strip() for ln in r.stderr.replace("\r", "\n").splitlines() if ln.strip()]
     assert not [ln for ln in lines if "without encryption" in ln or "warning" in ln.lower()], r.stderr
-    assert all(ln.startswith("reproduce:") for ln in lines[:-1]) and lines[-1].startswith("mpcc reproduce: 1 of 1"), lines
+    assert all(ln.startswith("reproduce:") for ln in lines[:-2]) and lines[-2].startswith("mpcc reproduce: 1 of 1"), lines
+    assert lines[-1] == f"mpcc reproduce: report: {out / 'index.html'} (data: {camp.resolve()})", lines
 
 
 def _synthetic_campaign(root: Path) -> Path:

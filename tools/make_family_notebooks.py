@@ -102,7 +102,7 @@ one-way — the paper prints no link models, so these are documented choices, an
 with the paper's). Throughput: iperf3 receiver goodput (Mbit/s); delay: mean one-way delay of the connection's data
 segments, client capture to server capture (ms); per path: goodput at the server, one-way delay, ping RTT."""),
     ("code", params("../data/study001"), "parameters"),
-    ("code", SETUP),
+    ("code", SETUP, "hide-input"),
     ("md", "## Throughput and delay against the buffer size (mean and 95 % CI over repetitions)"),
     ("code", '''conn = df[df["path"] == 1].copy()        # connection-level columns repeat on both path rows
 conn["mode_sched"] = conn["mode"] + conn["mptcp_scheduler"].fillna("").map(lambda s: f" ({s})" if s else "")
@@ -177,7 +177,7 @@ over path 1 during minutes 5–10 of a 15-min run. Ours: real Linux TCP/MPTCP in
 Σ|D_i − D_{i+1}|/(n − 1) over path 1's one-way data delays (client capture to server capture); packet loss: path 1's
 data segments lost in the path; TIPHON classes with `analysis.metrics.tiphon`'s table."""),
     ("code", params("../data/study003"), "parameters"),
-    ("code", SETUP),
+    ("code", SETUP, "hide-input"),
     ("md", "## Table 2: the four scenarios, paper beside ours (mean and 95 % CI)"),
     ("code", '''from analysis.metrics import tiphon
 
@@ -255,7 +255,7 @@ BPF struct_ops (`testbed/cc`), the topologies and every unprinted choice in `tes
 paper prints seconds); cwnd from `ss` on the sender (packets). The paper's run length is not printed, so absolute
 received bytes are compared only as Westwood+e's gain over Westwood+ (%)."""),
     ("code", params("../data/study004"), "parameters"),
-    ("code", SETUP_004),
+    ("code", SETUP_004, "hide-input"),
     ("md", "## Received bytes and delay per table: Westwood+e's gain over Westwood+, paper beside ours"),
     ("code", '''TABLES = {"client_server": ("1", "error_rate"), "multihop_varied": ("2", "error_rate"),
           "multihop_uniform": ("3", "bandwidth_mbit"), "bottleneck": ("4", "error_rate")}
@@ -341,7 +341,7 @@ the paper's), ffmpeg as the HTTP streaming server and curl as the clients for bo
 "Study 002"). Delay: one-way, server capture → client capture; loss: data packets the server sent that never reached
 the client; playback stalls from the clients' received bytes against the video's bitrate."""),
     ("code", params("../data/study002"), "parameters"),
-    ("code", SETUP_002),
+    ("code", SETUP_002, "hide-input"),
     ("md", "## Tables 5, 7 and 9: per-test means over the three clients, paper beside ours"),
     ("code", '''REF = reference.REFERENCE_DIR / "002"
 paper = pd.concat([pd.read_csv(REF / f"table{t}.csv") for t in (5, 7, 9)])

@@ -2,13 +2,15 @@
 
 Each notebook in ``notebooks/`` is executed with papermill (its ``parameters`` cell gets campaign_dir, output_dir,
 alpha, n_boot, derived_dir) into ``OUT/<name>.ipynb``, exported to ``OUT/<name>.html``; the notebooks write their
-figures to ``OUT/figures/*.png`` and tables to ``OUT/tables/*.csv``. ``OUT/index.html`` links everything and
+figures to ``OUT/figures/*.png`` and tables to ``OUT/tables/*.csv``. ``OUT/index.html`` is the report's front page
+(``mpcc.report_index``: a section per study with its dataset, verdict counts, key figures and links) and
 ``OUT/reproduce.json`` records per-notebook status and seconds. One failing notebook does not stop the others; the
 exit status is 1 if any failed.
 
 A notebook of another study family (metadata ``mpcc.family``, e.g. "001") runs on ``--data`` when that campaign is
 of its family, else on its own bundled campaign (metadata ``mpcc.default_data``, e.g. data/study001): `make
-reproduce` on data/sample (study 000) also reproduces studies 001 and 003 from their bundles.
+reproduce` reproduces study 000 on data/paper (the paper protocol, 1,340 runs of 100 s) and studies 001-004 on
+their bundles.
 
 ``--inplace`` re-executes the committed notebooks in ``notebooks/`` themselves, unparameterised (they default to
 ``../data/sample``), so their stored outputs match what nbval re-computes in CI.
@@ -21,7 +23,6 @@ over TCP without encryption" warning at every notebook.
 from __future__ import annotations
 
 import fnmatch
-import html
 import json
 import os
 import sys
@@ -31,12 +32,14 @@ from pathlib import Path
 from mpcc.errors import UserError
 
 NAME = "reproduce"
-HELP = "execute every notebook in notebooks/ on a campaign directory (default data/sample): notebooks, HTML, figures"
+HELP = ("execute every notebook in notebooks/ (study 000 on --data, default data/paper; the other studies on their "
+        "bundles): notebooks, HTML, figures, and the report's front page index.html")
 REPO = Path(__file__).resolve().parents[2]
 
 
 def add_arguments(p):
-    p.add_argument("--data", default=None, help="campaign directory the notebooks analyse (default data/sample)")
+    p.add_argument("--data", default=None, help="campaign directory the notebooks analyse (default data/paper, the "
+                   "paper protocol; data/sample with --inplace); another study's campaign is used for its notebooks")
     p.add_argument("--out", default="reports", help="where executed notebooks, HTML, figures/ and tables/ go (default reports)")
     p.add_argument("--notebooks", default=str(REPO / "notebooks"), help="folder of the notebooks")
     p.add_argument("--only", action="append", metavar="GLOB",
@@ -107,29 +110,20 @@ def _first_family(data: Path) -> str:
     return campaign_family_id(data)
 
 
+HIDE_INPUT_TAG = "hide-input"   # cells whose code the HTML report leaves out (set-up: imports, paths); output kept
+
+
 def _export_html(nb_path: Path, html_path: Path) -> None:
+    """The executed notebook as HTML, without the input of cells tagged HIDE_INPUT_TAG (the notebook keeps it)."""
     import nbformat
     from nbconvert import HTMLExporter
+    from traitlets.config import Config
 
-    body, _ = HTMLExporter().from_notebook_node(nbformat.read(str(nb_path), as_version=4))
+    cfg = Config()
+    cfg.TagRemovePreprocessor.enabled = True
+    cfg.TagRemovePreprocessor.remove_input_tags = {HIDE_INPUT_TAG}
+    body, _ = HTMLExporter(config=cfg).from_notebook_node(nbformat.read(str(nb_path), as_version=4))
     html_path.write_text(body, encoding="utf-8")
-
-
-def _index(out: Path, results: list[dict], data: str) -> None:
-    rows = []
-    for r in results:
-        link = f'<a href="{html.escape(r["html"])}">{html.escape(r["notebook"])}</a>' if r.get("html") else html.escape(r["notebook"])
-        rows.append(f"<tr><td>{link}</td><td>{r['status']}</td><td>{r['seconds']:.1f}</td>"
-                    f"<td>{html.escape(r.get('error', ''))}</td></tr>")
-    figs = sorted((out / "figures").glob("*.png")) if (out / "figures").is_dir() else []
-    tables = sorted((out / "tables").glob("*.csv")) if (out / "tables").is_dir() else []
-    page = ["<!doctype html><html><head><meta charset='utf-8'><title>multipath-cc-lab report</title></head><body>",
-            "<h1>multipath-cc-lab: reproduction report</h1>", f"<p>campaign: <code>{html.escape(data)}</code></p>",
-            "<table border='1' cellpadding='4'><tr><th>notebook</th><th>status</th><th>seconds</th><th>error</th></tr>",
-            *rows, "</table><h2>Tables</h2><ul>",
-            *[f'<li><a href="tables/{t.name}">{t.name}</a></li>' for t in tables], "</ul><h2>Figures</h2>",
-            *[f'<h3>{f.stem}</h3><img src="figures/{f.name}" style="max-width:100%">' for f in figs], "</body></html>"]
-    (out / "index.html").write_text("\n".join(page), encoding="utf-8")
 
 
 def _run_inplace(notebooks, timeout, bar) -> list[dict]:
@@ -170,8 +164,11 @@ def run(args) -> int:
         raise UserError(f"--n-boot must be at least 100, got {args.n_boot}")
     if args.timeout < 1:
         raise UserError(f"--timeout must be positive, got {args.timeout}")
-    if args.data is None:  # the notebooks' own default: <notebooks>/../data/sample
-        args.data = str(nb_dir.resolve().parent / "data" / "sample")
+    if args.data is None:
+        # --inplace: the notebooks' own default (<notebooks>/../data/sample, what nbval re-computes); otherwise study
+        # 000's most complete bundle, the paper protocol (data/paper), where the checkout has it
+        root = nb_dir.resolve().parent / "data"
+        args.data = str(root / ("paper" if not args.inplace and (root / "paper" / "bundle.json").is_file() else "sample"))
     data = Path(args.data).resolve()
     if not (data / "runs").is_dir():
         raise UserError(f"not a campaign directory (no runs/ inside): {args.data}")
@@ -242,10 +239,13 @@ def run(args) -> int:
         results.append(rec)
     (out / "reproduce.json").write_text(json.dumps({"campaign_dir": str(data), "parameters": params,
                                                     "notebooks": results}, indent=1))
-    _index(out, results, str(data))
+    from mpcc.report_index import write as write_index
+    shown = write_index(out, results, REPO, alpha=float(args.alpha), n_boot=int(args.n_boot),
+                        derived_dir=params["derived_dir"])
     failed = [r for r in results if r["status"] != "ok"]
     total = sum(r["seconds"] for r in results)
+    used = "; ".join(f"study {sid} {v['data']}" for sid, v in shown.items()) or str(data)
     print(f"mpcc reproduce: {len(results) - len(failed)} of {len(results)} notebooks executed into {out} "
-          f"({total:.0f} s){'; failed: ' + ', '.join(r['notebook'] for r in failed) if failed else ''}",
-          file=sys.stderr)
+          f"({total:.0f} s){'; failed: ' + ', '.join(r['notebook'] for r in failed) if failed else ''}\n"
+          f"mpcc reproduce: report: {out / 'index.html'} (data: {used})", file=sys.stderr)
     return 1 if failed else 0
