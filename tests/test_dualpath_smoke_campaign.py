@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.netns_helpers import run_campaign
+from tests.netns_helpers import rate_floor, run_campaign, steal_share
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.netns, pytest.mark.slow,
@@ -58,13 +58,10 @@ def test_003_smoke_runs_complete(smoke003):
     r = {n.split("__t8s")[0]: d for n, d in smoke003.items()}
     assert all((d / "COMPLETE").exists() for d in r.values())
     tcp, mptcp = _mbps(r["scenario__tcp-path1__q1000pkt"]), _mbps(r["scenario__mptcp__q1000pkt"])
-    # path 1 is shaped at 10 Mbit/s (payload ceiling 9.56). The shaper loses the time the hypervisor takes from this
-    # machine (its dequeue timer fires late): 9.0 holds when the run lost < 2 % of CPU time to steal (data/study003:
-    # 9.50-9.56 over 180 s); a CI run with steal measured 8.62, 1-s intervals 9.5 falling to 8.0-8.7. With more steal
-    # the bound only tells a 10-Mbit/s shaper from a wrong one.
-    steal = json.loads((r["scenario__tcp-path1__q1000pkt"] / "meta.json").read_text())["host_load"].get("cpu_steal_pct")
-    low = 9.0 if steal is not None and steal < 2 else 7.5
-    assert low <= tcp <= 10.0 and mptcp > tcp, (tcp, mptcp, f"steal {steal} %")
+    # path 1 is shaped at 10 Mbit/s (payload ceiling 9.56; data/study003: 9.50-9.56 over 180 s). The floor 9.0 is
+    # scaled by the share of time the host kept (netns_helpers.rate_floor): a CI run with steal carried 8.62.
+    d = r["scenario__tcp-path1__q1000pkt"]
+    assert rate_floor(d, 9.0) <= tcp <= 10.0 and mptcp > tcp, (tcp, mptcp, f"steal {100 * steal_share(d):.1f} %")
     ping = lambda k: json.loads((r[k] / "meta.json").read_text())["ping"]["path1"]["rtt_median_ms"]  # noqa: E731
     assert ping("scenario__tcp-path1__q50pkt") < ping("scenario__tcp-path1__q1000pkt")
     flood = json.loads((r["resilience__mptcp__q50pkt"] / "meta.json").read_text())["flood"]
@@ -77,7 +74,9 @@ def test_001_smoke_runs_complete_or_skipped(smoke001):
     red = smoke001["buffer_sweep__mptcp-redundant__b50000B__t8s__rep01"]
     if "redundant" not in Path("/proc/sys/net/mptcp/available_schedulers").read_text().split():
         assert (red / "SKIPPED").read_text().startswith("mptcp scheduler redundant: not available on this kernel")
-    lte = _mbps(smoke001["buffer_sweep__tcp-lte__b50000B__t8s__rep01"])
-    wifi = _mbps(smoke001["buffer_sweep__tcp-wifi__b50000B__t8s__rep01"])
+    d_lte, d_wifi = smoke001["buffer_sweep__tcp-lte__b50000B__t8s__rep01"], smoke001["buffer_sweep__tcp-wifi__b50000B__t8s__rep01"]
+    lte, wifi = _mbps(d_lte), _mbps(d_wifi)
     mptcp = _mbps(smoke001["buffer_sweep__mptcp__b50000B__t8s__rep01"])
-    assert 6 * 0.8 <= lte <= 6.1 and 4 * 0.8 <= wifi <= 4.1 and mptcp > lte, (lte, wifi, mptcp)
+    # floors of 80 % of the shaped rate, scaled by the time the host kept (a CI run: 4.79 of 6 at 24.6 % steal)
+    assert rate_floor(d_lte, 6 * 0.8) <= lte <= 6.1 and rate_floor(d_wifi, 4 * 0.8) <= wifi <= 4.1 and mptcp > lte, \
+        (lte, wifi, mptcp, f"steal {100 * steal_share(d_lte):.1f} / {100 * steal_share(d_wifi):.1f} %")
