@@ -62,12 +62,9 @@ def scorecard(df: pd.DataFrame) -> pd.DataFrame:
     return evaluate(df, alpha=0.05, n_boot=SCORECARD_N_BOOT, seed=0)
 
 
-def scorecard_digest(df: pd.DataFrame) -> str:
-    """Digest of :func:`scorecard`, claims in their order."""
-    return frame_digest(scorecard(df).reset_index(drop=True))
-
-
-def digests(df: pd.DataFrame) -> dict:
-    """{"rows_sha256", "runs_sha256", "scorecard_sha256", "scorecard_n_boot"} of a loaded campaign or bundle."""
-    return {"rows_sha256": rows_digest(df), "runs_sha256": runs_digest(df), "scorecard_sha256": scorecard_digest(df),
-            "scorecard_n_boot": SCORECARD_N_BOOT}
+def digests(df: pd.DataFrame, scores: pd.DataFrame | None = None) -> dict:
+    """{"rows_sha256", "runs_sha256", "scorecard_sha256", "scorecard_n_boot"} of a loaded campaign or bundle;
+    ``scores``: its :func:`scorecard` when the caller has it already (claims in their order)."""
+    scores = scorecard(df) if scores is None else scores
+    return {"rows_sha256": rows_digest(df), "runs_sha256": runs_digest(df),
+            "scorecard_sha256": frame_digest(scores.reset_index(drop=True)), "scorecard_n_boot": SCORECARD_N_BOOT}

@@ -619,6 +619,39 @@ def cache_root() -> Path:
     return Path(os.environ.get("MPCC_BUNDLE_CACHE") or REPO / "data" / "processed" / "bundles")
 
 
+def _cache_dir(bundle: Path) -> Path:
+    """This content of ``bundle``'s directory in :func:`cache_root` (named after its bundle.json's sha256); copies of
+    earlier contents of a bundle of the same name are removed (a re-bundled or converted bundle leaves none behind)."""
+    name = bundle.resolve().name
+    d = cache_root() / f"{name}-{hashlib.sha256((bundle / 'bundle.json').read_bytes()).hexdigest()[:16]}"
+    if not d.exists():
+        cache_root().mkdir(parents=True, exist_ok=True)
+        for old in cache_root().glob(f"{name}-*"):
+            if old.is_dir() and len(old.name) == len(d.name):
+                shutil.rmtree(old, ignore_errors=True)
+    return d
+
+
+def _materialize_into(bundle: Path, d: Path, run_ids=None) -> None:
+    """Materialise (captures symlinked) into a temporary directory beside ``d`` and move the result to ``d``: the
+    whole bundle when ``run_ids`` is None, else those runs (moved to ``d/runs/<run_id>``)."""
+    d.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}-", dir=d.parent))
+    try:
+        materialize(bundle, tmp, run_ids, link_captures=True)
+        if run_ids is None:
+            (tmp / ".complete").write_text("")
+            shutil.rmtree(d, ignore_errors=True)      # runs materialised one by one before
+            tmp.rename(d)
+            return
+        for rid in run_ids:
+            if (tmp / "runs" / rid).is_dir() and not (d / "runs" / rid).exists():
+                (d / "runs").mkdir(parents=True, exist_ok=True)
+                (tmp / "runs" / rid).rename(d / "runs" / rid)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def runs_dir(bundle) -> Path:
     """The directory of run directories of a campaign directory or bundle: ``BUNDLE/runs``, or for a columnar bundle
     that of its copy materialised in the cache (:func:`cache_root`), made once per content of its bundle.json
@@ -626,26 +659,21 @@ def runs_dir(bundle) -> Path:
     bundle = Path(bundle)
     if not is_columnar(bundle):
         return bundle / "runs"
-    key = f"{bundle.resolve().name}-{hashlib.sha256((bundle / 'bundle.json').read_bytes()).hexdigest()[:16]}"
-    d = cache_root() / key
+    d = _cache_dir(bundle)
     if not (d / ".complete").is_file():
-        cache_root().mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cache_root()))
-        try:
-            materialize(bundle, tmp, link_captures=True)
-            (tmp / ".complete").write_text("")
-            if not d.exists():
-                tmp.rename(d)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        _materialize_into(bundle, d)
     return d / "runs"
 
 
 def resolve_run_dir(path) -> Path:
     """``path`` when it exists; for ``BUNDLE/runs/<run_id>`` of a columnar BUNDLE, that run's directory in
     :func:`runs_dir` (so code written for run directories, e.g. notebook 06's ss samples, reads columnar bundles; it
-    may not exist when the bundle has no such run)."""
+    may not exist when the bundle has no such run). Only that run is materialised."""
     p = Path(path)
     if p.exists() or p.parent.name != "runs" or not is_columnar(p.parent.parent):
         return p
-    return runs_dir(p.parent.parent) / p.name
+    bundle = p.parent.parent
+    d = _cache_dir(bundle)
+    if not (d / "runs" / p.name).is_dir():       # only this run: a notebook reading a few runs' ss samples does not
+        _materialize_into(bundle, d, [p.name])   # copy the whole bundle (data/paper: 466 MB of plain text)
+    return d / "runs" / p.name

@@ -308,3 +308,19 @@ def test_convert_rejects_bad_input(made, tmp_path):
     for args, want in cases:
         r = _mpcc("bundle", *args)
         assert r.returncode == 2 and want in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+
+
+def test_one_run_is_materialised_alone_and_old_copies_go(made, tmp_path, monkeypatch):
+    """resolve_run_dir copies only the run asked for into the cache (data/paper whole is 466 MB of plain text); a
+    changed bundle.json makes a new copy and removes the old one."""
+    from analysis import bundle_store
+    monkeypatch.setenv("MPCC_BUNDLE_CACHE", str(tmp_path / "cache"))
+    col = tmp_path / made.col.name
+    shutil.copytree(made.col, col)
+    d = bundle_store.resolve_run_dir(col / "runs" / REP1)
+    assert d.is_dir() and [p.name for p in d.parent.iterdir()] == [REP1]
+    assert (d / "meta.json").read_text() == (made.old / "runs" / REP1 / "meta.json").read_text()
+    (col / "bundle.json").write_text((col / "bundle.json").read_text() + "\n")
+    d2 = bundle_store.resolve_run_dir(col / "runs" / REP1)
+    assert d2 != d and not d.exists() and len(list((tmp_path / "cache").iterdir())) == 1
+    assert bundle_store.runs_dir(col) == d2.parent and len(list(d2.parent.iterdir())) > 1

@@ -655,8 +655,9 @@ def convert(args) -> int:
     source_manifest(src)          # a run-directory bundle, or a one-line error
     check_out(out, args.force)
     before = load_campaign(src, jobs=args.jobs, progress=True)
+    scores_before = scorecard(before)
     record = {"at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "from": _portable(src),
-              "git_commit": _git_commit(), **digests(before),
+              "git_commit": _git_commit(), **digests(before, scores_before),
               "checked": "rows, runs listing and scorecard identical to the bundle converted (assert_frame_equal)"}
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.convert-", dir=out.parent)) / "bundle"
@@ -665,7 +666,7 @@ def convert(args) -> int:
                            extra={"bundle_dir": _portable(out), "converted": record})
         after = load_campaign(staging, jobs=args.jobs, progress=False)
         for what, a, b in (("rows", before, after), ("runs listing", before.attrs["runs"], after.attrs["runs"]),
-                           ("scorecard", scorecard(before), scorecard(after))):
+                           ("scorecard", scores_before, scorecard(after))):
             key = [c for c in ("run_id", "flow") if c in a.columns] if what != "scorecard" else []
             a = a.sort_values(key, kind="stable").reset_index(drop=True) if key else a.reset_index(drop=True)
             b = b.sort_values(key, kind="stable").reset_index(drop=True) if key else b.reset_index(drop=True)
