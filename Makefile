@@ -13,9 +13,11 @@ OUT ?= reports
 $(VENV)/pyvenv.cfg: FORCE
 	@sh tools/venv.sh '$(PYTHON)' '$(VENV)'
 
-# the project (editable) with its test and fast extras: again only when pyproject.toml changed or the venv is new
-$(VENV)/.installed: pyproject.toml $(VENV)/pyvenv.cfg
-	$(VPY) -m pip install -q -e '.[test,fast]'
+# the pinned analysis environment (requirements.lock: one version per package, hash-checked; tools/lock.sh writes
+# it) and the project itself (editable): again only when the lock or pyproject.toml changed or the venv is new
+LOCK := requirements.lock
+$(VENV)/.installed: $(LOCK) pyproject.toml $(VENV)/pyvenv.cfg
+	@bash tools/install.sh $(VENV) $(LOCK)
 	@touch $@
 
 venv install: $(VENV)/.installed
@@ -37,9 +39,11 @@ test-fast: install
 test-vagrant: install
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bash testbed/vagrant/test-vagrant.sh
 
+# JupyterLab from requirements-lab.lock (the same pins plus JupyterLab); its start-up log kept to warnings, the
+# address to open is printed
 lab: install
-	$(VPY) -m pip install -q -e '.[lab]'
-	$(VPY) -m jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+	@bash tools/install.sh $(VENV) requirements-lab.lock
+	$(VPY) -m jupyter lab --notebook-dir=notebooks --ServerApp.log_level=WARN $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 bench: install
 	$(VPY) bench/run_all.py

@@ -16,6 +16,12 @@ import math
 import pandas as pd
 
 SCORECARD_N_BOOT = 999    # bootstrap resamples of the recorded scorecard (seed 0, alpha 0.05): fast, deterministic
+#: the scorecard columns the recorded digests cover (analysis.claims.core.COLUMNS when the bundles were converted,
+#: 2026-11-26). A column added to the scorecard later (e.g. ``unit``) is presentation, outside the digest; a change of
+#: any value of these columns (a verdict, an interval, a note) still shows.
+SCORECARD_COLUMNS = ("paper", "claim_id", "section", "experiment", "statement", "paper_value", "ours", "ci_low",
+                     "ci_high", "n", "test", "p_value", "effect_size", "verdict", "note", "tier", "substitute_for",
+                     "explanation_kind", "explanation_text", "explanation_evidence")
 
 
 def _cell(v):
@@ -66,5 +72,6 @@ def digests(df: pd.DataFrame, scores: pd.DataFrame | None = None) -> dict:
     """{"rows_sha256", "runs_sha256", "scorecard_sha256", "scorecard_n_boot"} of a loaded campaign or bundle;
     ``scores``: its :func:`scorecard` when the caller has it already (claims in their order)."""
     scores = scorecard(df) if scores is None else scores
+    scores = scores[[c for c in SCORECARD_COLUMNS if c in scores.columns]]
     return {"rows_sha256": rows_digest(df), "runs_sha256": runs_digest(df),
             "scorecard_sha256": frame_digest(scores.reset_index(drop=True)), "scorecard_n_boot": SCORECARD_N_BOOT}

@@ -128,7 +128,8 @@ def _counts_line(v: dict) -> str:
     return ", ".join(f"{n} {k}" for k, n in v["verdicts"].items())
 
 
-def write(out: Path, results: list[dict], repo: Path, *, alpha: float, n_boot: int, derived_dir=None) -> dict:
+def write(out: Path, results: list[dict], repo: Path, *, alpha: float, n_boot: int, derived_dir=None,
+          environment: dict | None = None) -> dict:
     """Write ``out/index.html`` from ``mpcc reproduce``'s per-notebook results (notebook, status, error, html,
     family, campaign_dir). Returns {study id: {"data", "verdicts"...}} of what the page shows."""
     by_nb = {r["notebook"][:2]: r for r in results}
@@ -196,6 +197,10 @@ def write(out: Path, results: list[dict], repo: Path, *, alpha: float, n_boot: i
             tl = ", ".join(f'<a href="tables/{t.name}">{html.escape(t.stem)}</a>' for t in own) or "-"
             page.append(f"<tr><td>{link}</td><td>{status}</td><td>{tl}</td></tr>")
         page.append("</table>")
+    if environment is not None:
+        from mpcc.report_env import describe
+        page.append("<h2>Analysis environment</h2>")
+        page.append(f"<p>{html.escape(describe(environment))}.</p>")
     page.append("</body></html>")
     (out / "index.html").write_text("\n".join(page), encoding="utf-8")
     return shown

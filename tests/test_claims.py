@@ -341,6 +341,37 @@ def test_every_verdict_but_reproduced_is_explained():
             assert r.explanation_kind in EXPLANATION_KINDS and r.explanation_text.strip(), r.claim_id
 
 
+# the unit of ours and its interval per claim family (claim id "<prefix>-..."): a ratio of means "x", Jain's index and
+# a difference of Jain indices "" (dimensionless), S04 mean RTT minus the link delay (ms), T4-SHARE flow 1 minus flow 2
+UNITS = {"S01": "x", "T3-RATIO": "x", "T3-TPUT": "Mbit/s", "S02": "Mbit/s", "S04": "ms", "S05": "ms", "S23": "ms",
+         "S06": "Mbit/s", "S07": "Mbit/s", "S08": "Mbit/s", "S09": "Mbit/s", "S10": "Mbit/s", "S11": "ms",
+         "S12": "ms", "S13": "ms", "S26": "Mbit/s", "S14": "Mbit/s", "S15": "Mbit/s", "S16": "", "T4-JAIN": "",
+         "T4-SHARE": "Mbit/s", "C-CUBIC": "", "S17": "Mbit/s", "S18": "Mbit/s", "S19": "", "S20": "", "S21": ""}
+
+
+def test_every_row_has_the_unit_of_ours():
+    """``unit`` (right after ci_high) is the unit of ours, ci_low and ci_high, whatever the verdict: a "not run" row
+    carries it too."""
+    assert COLUMNS[COLUMNS.index("ci_high") + 1] == "unit"
+    t4 = reference.load_table4().set_index("pair")
+    delays = _delays("reno", lambda d: [1.0, 1.1, 1.2])
+    for x in delays:
+        x["rtt_mean_ms"] = x["link_delay_ms"] + 30 + x["goodput_mbps"]
+    rows = _pairs(lambda k: t4.loc[k, "jain"]) + delays
+    rows += (_single("cubic", "single", [2, 3, 4], col="sack_blocks")
+             + _single("cubic", "multipath", [40, 45, 50], col="sack_blocks"))
+    empty, res = _ev([]), _ev(rows)
+    for r in list(empty.itertuples()) + list(res.itertuples()):
+        prefix = [p for p in UNITS if r.claim_id.startswith(p + "-")]
+        assert len(prefix) == 1, r.claim_id
+        assert r.unit == UNITS[prefix[0]], (r.claim_id, r.unit, r.verdict)
+    assert (empty["verdict"] == "not run").all()
+    s04 = _get(res, "S04-reno")
+    assert s04.verdict == "reproduced" and s04.unit == "ms" and s04.ours == pytest.approx(31.1)   # RTT - delay
+    assert _get(res, "S01-cubic").unit == "x" and _get(res, "S01-cubic").ours == pytest.approx(15.0)
+    assert _get(res, "C-CUBIC-FAIREST").unit == "" and np.isfinite(_get(res, "C-CUBIC-FAIREST").ours)
+
+
 def test_explanation_evidence_is_strict_json():
     """Evidence may hold an unbounded ratio or a missing value: the scorecard's JSON is strict (no NaN, no
     Infinity), so they become "inf" and null. CI caught an S01 explanation with an infinite ratio breaking it."""

@@ -59,6 +59,14 @@ def test_003_claims_known_verdicts():
     assert (res["verdict"] != "not run").all(), res[res["verdict"] == "not run"]
     # the paper's own 12.98 Mbit/s TCP over a 10 Mbit/s path is explained as such
     assert res.loc["003-S03", "explanation_kind"] == "paper-inconsistent"
+    # the unit of ours: of the quantity measured (a difference of two values keeps it), also on "not run" rows
+    units = res["unit"].to_dict()
+    assert {k: units[k] for k in ("003-S07", "003-S06", "003-S19", "003-S04")} == dict.fromkeys(
+        ("003-S07", "003-S06", "003-S19", "003-S04"), "Mbit/s")
+    assert {k: units[k] for k in ("003-S09", "003-S10", "003-S11", "003-S12", "003-S15", "003-S16", "003-T01-latency",
+                                  "003-T01-jitter")} == dict.fromkeys(
+        ("003-S09", "003-S10", "003-S11", "003-S12", "003-S15", "003-S16", "003-T01-latency", "003-T01-jitter"), "ms")
+    assert units["003-S13-tcp_path1"] == units["003-S13-mptcp"] == units["003-S14"] == "%"
 
 
 def test_001_redundant_scheduler_not_run_with_reason_and_default_substitute():
@@ -97,3 +105,7 @@ def test_001_redundant_scheduler_not_run_with_reason_and_default_substitute():
     assert res.loc["001-S10/default", "explanation_kind"] == "testbed-difference"
     notrun = res[res["verdict"] == "not run"]
     assert all(n for n in notrun["note"]), "every 'not run' states its reason"
+    assert res.loc["001-S04", "unit"] == res.loc["001-S04/default", "unit"] == "Mbit/s"   # a "not run" row too
+    assert res.loc["001-S01", "unit"] == res.loc["001-S05", "unit"] == "Mbit/s"
+    assert res.loc["001-S07", "unit"] == res.loc["001-S10/default", "unit"] == res.loc["001-S11", "unit"] == "ms"
+    assert set(res["unit"]) == {"Mbit/s", "ms"}

@@ -159,6 +159,17 @@ def test_every_quantity_has_a_measurement_and_units():
     assert pm[("packet_loss_pct", 1, "cubic")] == 1.433
 
 
+def test_every_row_has_the_unit_of_ours():
+    """``unit``: the metric's unit (throughput in kbit/s, the paper's kbps; a gap or a mean over tests keeps it; a loss
+    gap is in percentage points, printed "%"), also on a "not run" row."""
+    unit = {"throughput_kbps": "kbit/s", "delay_ms": "ms", "packet_loss_pct": "%"}
+    st = reference.load_statements(reference.REFERENCE_DIR / "002").set_index("id")
+    empty = evaluate(streaming.typed(pd.DataFrame(columns=streaming.COLUMNS)), n_boot=200)
+    for res in (empty, evaluate(_rows(), n_boot=200)):
+        for r in res.itertuples():
+            assert r.unit == unit[sc.split_quantity(st.loc[r.claim_id, "quantity"])[0]], r.claim_id
+
+
 def test_runs_at_another_background_are_left_out():
     df = _rows()
     extra = df[df["experiment"] == "test2"].copy()

@@ -196,6 +196,34 @@ def test_empty_dataset_every_statement_not_run():
     assert (res["paper"] == "004").all()
 
 
+# the unit of ours per quantity: a gain in %, delays in ms (the paper prints s), a slope in ms per Mbit/s, cwnd gaps
+# in packets, a Jain gap dimensionless
+UNITS = {"received_bytes_mean_gain_pct": "%", "delay_ms_mean_gain_pct": "%", "delay_ms_mean_over_rows": "ms",
+         "delay_ms_mean_gap_westwood_e_minus_westwood": "ms", "delay_ms_range_over_rows": "ms",
+         "delay_ms_gap_westwood_e_minus_westwood": "ms", "delay_ms": "ms",
+         "delay_ms_change_per_bandwidth_step": "ms per Mbit/s", "received_bytes_gap_westwood_e_minus_westwood": "bytes",
+         "max_cwnd_gap_westwood_e_minus_westwood": "packets", "mean_cwnd_gap_westwood_e_minus_westwood": "packets",
+         "jain_gap_westwood_e_minus_westwood": ""}
+
+
+def test_every_row_has_the_unit_of_ours():
+    """``unit`` follows the quantity, also on a "not run" row, and agrees with the unit the row builder keeps for the
+    explanations (``_judged["unit"]``, Jain's "index" printed "")."""
+    st = reference.load_statements(REF)
+    q = dict(zip(st["id"], st["quantity"]))
+    assert set(q.values()) <= set(UNITS)
+    empty = evaluate(chain.typed(pd.DataFrame(columns=chain.COLUMNS)), n_boot=200)
+    for res in (empty, evaluate(_known(), n_boot=200)):
+        assert (res["claim_id"].map(q).map(UNITS) == res["unit"]).all(), res[["claim_id", "unit"]]
+    df = _known()
+    ctx = core.Ctx(df=df, runs=df.attrs["runs"], n_boot=200)
+    rows = ww.claims(ctx, st, REF)
+    assert all("unit" in r["_judged"] for r in rows if r["verdict"] != "not run")
+    for r in rows:
+        j = r["_judged"].get("unit", r["unit"])
+        assert {"index": ""}.get(j, j) == r["unit"], r["claim_id"]
+
+
 def test_level_bootstrap_known_gain_and_paper_recomputation():
     g = {(0.01, "westwood"): np.array([100.0, 100.0, 100.0]), (0.01, "westwood_e"): np.array([120.0, 120.0, 120.0]),
          (0.04, "westwood"): np.array([50.0, 50.0, 50.0]), (0.04, "westwood_e"): np.array([75.0, 75.0, 75.0])}

@@ -25,7 +25,8 @@ from IPython.display import display
 from analysis import reference
 from analysis.claims.registry import evaluate
 from analysis.dataset import load_campaign
-from analysis.figures import line_ci, bar_ci, mean_ci, save_figure, save_table, set_style
+from analysis.figures import (bar_ci, label, legend_outside, line_ci, mean_ci, readable, save_figure, save_table,
+                              set_style)
 from analysis.figures.coverage import apply_filters
 
 warnings.filterwarnings("ignore", category=FutureWarning)  # library deprecation notices are not results
@@ -34,7 +35,7 @@ set_style()
 pd.set_option("display.precision", 3)
 pd.set_option("display.max_columns", 40)
 pd.set_option("display.max_rows", 300)
-pd.set_option("display.max_colwidth", 110)
+pd.set_option("display.max_colwidth", None)  # notes and explanations whole
 pd.set_option("display.width", 200)
 df = load_campaign(campaign_dir, progress=False, derived_dir=derived_dir)
 runs = df.attrs["runs"]
@@ -66,7 +67,8 @@ save_table(scores, output_dir, "{prefix}_scorecard")
 head, sanity, subst = headline(scores), scores[scores["tier"] == "sanity"], scores[scores["substitute_for"].notna()]
 print("headline (claims about the congestion controls):", head["verdict"].value_counts().to_dict())
 print(f"sanity checks: {{len(sanity)}}; substitutes (shown apart, never a statement's verdict): {{len(subst)}}")
-display(scores[["claim_id", "statement", "paper_value", "ours", "ci_low", "ci_high", "n", "verdict", "tier", "note"]])
+cols = ["claim_id", "statement", "paper_value", "ours", "ci_low", "ci_high", "unit", "n", "verdict", "tier", "note"]
+display(readable(scores[[c for c in cols if c in scores]]))
 display(Markdown("**Why each claim that is not reproduced differs** (the scorecard's explanations; docs/claims.md):"))
 display(Markdown(explanations(scores)))'''
 
@@ -118,8 +120,8 @@ line_ci(dly, "buffer_bytes", hue="mode_sched", ax=axes[1], xlabel="bottleneck bu
 fig.tight_layout()
 save_figure(fig, output_dir, "09_buffer_sweep")
 plt.show()
-display(thr.round(3))
-display(dly.round(1))'''),
+display(readable(thr))
+display(readable(dly))'''),
     ("md", "## The paper's printed values (50 000 bytes) beside ours"),
     ("code", '''paper = reference.load_statements(reference.REFERENCE_DIR / "001", with_quotes=False)
 p = paper[(paper["relation"] == "approx") & paper["section"].isin(["4.2.1", "4.2.2"])]
@@ -136,7 +138,7 @@ for r in p.itertuples(index=False):
                      "ours_mean": float("nan"), "ours_ci": "not run", "n": 0, "unit": r.unit})
 side = pd.DataFrame(rows)
 save_table(side, output_dir, "09_paper_vs_ours")
-display(side)'''),
+display(readable(side))'''),
     ("md", """The paper's numbers come from ns-3 DCE with link models it does not print (its Table 1 lists 100 Mbit/s links);
 its 1–3 Mbit/s throughputs and 3–5 ms delays cannot be compared in absolute terms with our 6 + 4 Mbit/s paths. The
 *shape* claims (MPTCP above the better single path, MPTCP's delay below it, larger buffers lower throughput and raise
@@ -159,8 +161,8 @@ line_ci(share, "buffer_bytes", hue="path", ax=ax, xlabel="bottleneck buffer (byt
 fig.tight_layout()
 save_figure(fig, output_dir, "09_mptcp_per_path")
 plt.show()
-display(owd.round(1))
-display(ping.round(1))'''),
+display(readable(owd))
+display(readable(ping))'''),
     ("md", "## Scorecard of study 001's statements"),
     ("code", scorecard("09")),
 ])
@@ -201,13 +203,13 @@ def _cls(r):
     return tiphon.category(f[r["metric"]](r["ours_mean"]))
 table2["tiphon_ours"] = table2.apply(_cls, axis=1)
 save_table(table2, output_dir, "10_table2_paper_vs_ours")
-display(table2.round(3))'''),
+display(readable(table2))'''),
     ("code", '''fig, axes = plt.subplots(1, 4, figsize=(17, 4))
 for ax, (metric, col) in zip(axes, metrics.items()):
     s = mean_ci(scen, ["queue_pkts", "mode"], col, alpha=alpha, n_boot=n_boot)
     pp = paper2[paper2["metric"] == metric].rename(columns={"value": metric})
     bar_ci(s, "queue_pkts", hue="mode", ax=ax, paper=pp, paper_y=metric, xlabel="switch queue (packets)",
-           ylabel=metric, title=metric)
+           ylabel=label(metric), title=f"Table 2: {label(metric).split(' (')[0]}")
 fig.tight_layout()
 save_figure(fig, output_dir, "10_table2")
 plt.show()'''),
@@ -221,11 +223,11 @@ if res.empty:
 else:
     cols = ["pre_flood_goodput_mbps", "flood_goodput_mbps", "flood_loss_pct"]
     per_run = res[res["path"] == 1][["run_id", "udp_flood_start_s", "udp_flood_end_s", *cols]]
-    display(per_run.round(3))
+    display(readable(per_run))
     fl = pd.concat([mean_ci(res, ["path_label"], c, alpha=alpha, n_boot=n_boot).assign(metric=c)
                     for c in ("flood_owd_mean_ms", "flood_jitter_ms", "flood_path_loss_pct", "flood_ping_rtt_mean_ms")])
     save_table(fl, output_dir, "10_flood_per_path")
-    display(fl.round(3))
+    display(readable(fl))
     fig, ax = plt.subplots(figsize=(6, 4))
     m = res[res["path"] == 1][["pre_flood_goodput_mbps", "flood_goodput_mbps"]]
     ax.bar(["before the flood", "during the flood"], m.mean().to_numpy(), yerr=m.std(ddof=1).fillna(0).to_numpy(),
@@ -280,7 +282,7 @@ for exp, (tab, level) in TABLES.items():
                      "paper_delay_ms_westwood_e": 1000 * _p("westwood_e", "delay_ms")})
 side = pd.DataFrame(rows)
 save_table(side, output_dir, "11_paper_vs_ours")
-display(side.round(2))'''),
+display(readable(side))'''),
     ("code", '''fig, axes = plt.subplots(2, 4, figsize=(19, 8))
 for i, (exp, (tab, level)) in enumerate(TABLES.items()):
     sub = df.drop_duplicates("run_id")
@@ -290,13 +292,13 @@ for i, (exp, (tab, level)) in enumerate(TABLES.items()):
     pd_ = paper[paper["metric"] == "delay_ms"].assign(delay_ms=lambda t: 1000 * t["value"])
     xl = "error rate" if level == "error_rate" else "link rate (Mbit/s)"
     line_ci(dly, level, hue="cc", ax=axes[0, i], paper=pd_, paper_y="delay_ms", xlabel=xl,
-            ylabel="one-way delay (ms)", title=f"Table {tab}: {exp} — delay")
+            ylabel="one-way delay (ms)", title=f"Table {tab}: {exp.replace('_', ' ')} — delay")
     gain = side[side["experiment"] == exp]
     axes[1, i].plot(gain["level"], gain["ours_gain_pct"], "o-", label="ours (mean of runs)")
     axes[1, i].plot(gain["level"], gain["paper_gain_pct"], "D", mfc="none", label="paper (its table)")
     axes[1, i].axhline(0, color="0.5", lw=0.8)
-    axes[1, i].set(xlabel=xl, ylabel="received bytes: W+e over W+ (%)", title=f"Table {tab}: {exp} — gain")
-    axes[1, i].legend(fontsize=8)
+    axes[1, i].set(xlabel=xl, ylabel="received bytes: W+e over W+ (%)", title=f"Table {tab}: {exp.replace('_', ' ')} — gain")
+    legend_outside(axes[1, i])
 fig.tight_layout()
 save_figure(fig, output_dir, "11_tables")
 plt.show()'''),
@@ -307,7 +309,7 @@ length; only the relative gain is compared."""),
     ("code", '''cw = pd.concat([mean_ci(df, ["experiment", "cc"], c, alpha=alpha, n_boot=n_boot).assign(metric=c)
                 for c in ("cwnd_max_pkts", "cwnd_mean_pkts")])
 save_table(cw, output_dir, "11_cwnd")
-display(cw.round(2))
+display(readable(cw))
 bn = df[df["experiment"] == "bottleneck"].drop_duplicates("run_id")
 if bn.empty:
     print("no bottleneck runs in this campaign")
@@ -358,13 +360,13 @@ for metric, col in cols.items():
                      "ours_mean": o.mean, "ci_low": o.ci_low, "ci_high": o.ci_high, "n_runs": o.n})
 side = pd.DataFrame(rows)
 save_table(side, output_dir, "12_paper_vs_ours")
-display(side.round(3))'''),
+display(readable(side))'''),
     ("code", '''fig, axes = plt.subplots(1, 3, figsize=(17, 4.2))
 for ax, (metric, col) in zip(axes, cols.items()):
     s = mean_ci(per_run, ["test", "cc"], col, alpha=alpha, n_boot=n_boot)
     pp = paper[paper["metric"] == metric].rename(columns={"value": metric})
     bar_ci(s, "test", hue="cc", ax=ax, paper=pp, paper_y=metric, xlabel="test (background 0/8/16/24/90 % of capacity)",
-           ylabel=metric, title=metric)
+           ylabel=label(metric), title=f"Tables 5, 7, 9: {label(metric).split(' (')[0]} per client")
 fig.tight_layout()
 save_figure(fig, output_dir, "12_tests")
 plt.show()'''),
@@ -372,13 +374,22 @@ plt.show()'''),
 3.6 Mbit/s video cannot receive 10 Mbit/s on average unless something else is counted. Our throughput per client is
 bounded by the video's bitrate; comparisons of absolute throughput are meaningful per client only."""),
     ("md", "## What a viewer sees: start-up delay and playback stalls"),
-    ("code", '''pb = pd.concat([mean_ci(df, ["experiment", "cc"], c, alpha=alpha, n_boot=n_boot).assign(metric=c)
-                for c in ("startup_delay_s", "stall_count", "stall_time_s")])
+    ("code", '''pb = (df.groupby(["experiment", "cc"])
+      .agg(client_streams=("run_id", "size"), startup_delay_mean_s=("startup_delay_s", "mean"),
+           startup_delay_max_s=("startup_delay_s", "max"),
+           streams_with_stall=("stall_count", lambda s: int((s > 0).sum())), stall_time_total_s=("stall_time_s", "sum"))
+      .reset_index())
 save_table(pb, output_dir, "12_playback")
-display(pb.round(3))
+stalled = int((df["stall_count"] > 0).sum())
+start = df["startup_delay_s"].dropna()
+print(f"{stalled} of {len(df)} client streams stalled"
+      + (" (the player's buffer never ran dry in any test, with either cc)" if stalled == 0 else "")
+      + (f"; start-up delay {start.min():.2f}-{start.max():.2f} s: the servers send in real time (ffmpeg -re), so "
+         f"filling the player's 2-s start buffer takes about 2 s whatever the cc" if len(start) else ""))
+display(readable(pb))
 bg = df.drop_duplicates("run_id").groupby(["experiment", "cc"])[["background_sent_mbps", "background_received_mbps",
                                                                    "jain_index"]].mean()
-display(bg.round(3))'''),
+display(readable(bg))'''),
     ("md", "## Scorecard of study 002's statements"),
     ("code", scorecard("12")),
 ])

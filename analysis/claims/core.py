@@ -52,9 +52,9 @@ EXPLANATION_KINDS = {
     "open": "nothing measured explains the difference yet; the text names the experiment that would decide it "
             "(docs/claims.md lists every open one)",
 }
-COLUMNS = ["paper", "claim_id", "section", "experiment", "statement", "paper_value", "ours", "ci_low", "ci_high", "n",
-           "test", "p_value", "effect_size", "verdict", "note", "tier", "substitute_for", "explanation_kind",
-           "explanation_text", "explanation_evidence"]
+COLUMNS = ["paper", "claim_id", "section", "experiment", "statement", "paper_value", "ours", "ci_low", "ci_high",
+           "unit", "n", "test", "p_value", "effect_size", "verdict", "note", "tier", "substitute_for",
+           "explanation_kind", "explanation_text", "explanation_evidence"]
 SINGLE_FLOW = ("single_vs_multi", "link_delay", "loss_rate")
 NAN = float("nan")
 
@@ -345,15 +345,18 @@ def fmt(x, nd=3, missing="nan"):
 
 
 def row(claim_id, section, experiment, statement, paper_value, est: Est | None, test, verdict, note, *,
-        tier: str = "behaviour", substitute_for: str | None = None) -> dict:
+        tier: str = "behaviour", substitute_for: str | None = None, unit: str = "") -> dict:
+    """One claim row (``COLUMNS`` minus paper). ``unit``: the printed unit of ``ours``, ``ci_low`` and ``ci_high``
+    ("Mbit/s", "kbit/s", "ms", "%", "packets", "bytes", "x" for a ratio, "" for a dimensionless quantity such as
+    Jain's index); a "not run" row carries it too."""
     est = est or Est()
     if tier not in TIERS:
         raise ValueError(f"unknown tier {tier!r}")
     return {"claim_id": claim_id, "section": section, "experiment": experiment, "statement": statement,
-            "paper_value": paper_value, "ours": est.value, "ci_low": est.lo, "ci_high": est.hi, "n": int(est.n),
-            "test": test, "p_value": est.p, "effect_size": est.effect, "verdict": verdict, "note": note,
-            "tier": tier, "substitute_for": substitute_for, "explanation_kind": None, "explanation_text": None,
-            "explanation_evidence": None}
+            "paper_value": paper_value, "ours": est.value, "ci_low": est.lo, "ci_high": est.hi, "unit": unit,
+            "n": int(est.n), "test": test, "p_value": est.p, "effect_size": est.effect, "verdict": verdict,
+            "note": note, "tier": tier, "substitute_for": substitute_for, "explanation_kind": None,
+            "explanation_text": None, "explanation_evidence": None}
 
 
 def explain(r: dict, kind: str, text: str, **evidence) -> dict:
@@ -473,9 +476,9 @@ def all_levels(per_level: list[tuple[str, Est, tuple]], expected_levels: int, le
 
 
 def level_claim(ctx: Ctx, *, claim_id, section, experiment, statement, paper_value, test, levels, level_name,
-                est_at, reason_ccs, what, notes=(), match=None, tier="behaviour") -> dict:
+                est_at, reason_ccs, what, notes=(), match=None, tier="behaviour", unit: str = "") -> dict:
     """One "holds at every level of the paper's range" claim. ``est_at(level)`` returns (Est, region) or None
-    when that level has no complete run; ``tier`` as in :func:`row`."""
+    when that level has no complete run; ``tier`` and ``unit`` (of the per-level estimate) as in :func:`row`."""
     per = []
     for lv in levels:
         r = est_at(lv)
@@ -484,8 +487,8 @@ def level_claim(ctx: Ctx, *, claim_id, section, experiment, statement, paper_val
     extra = [n for n in notes if n]
     if not per:
         return row(claim_id, section, experiment, statement, paper_value, None, test, "not run",
-                   "; ".join([not_run_reason(ctx, reason_ccs, what, match)] + extra), tier=tier)
+                   "; ".join([not_run_reason(ctx, reason_ccs, what, match)] + extra), tier=tier, unit=unit)
     e, v, note = all_levels(per, len(levels), level_name)
     det = [e.detail] if e is not None and e.detail else []
     return row(claim_id, section, experiment, statement, paper_value, e, test, v, "; ".join([note] + det + extra),
-               tier=tier)
+               tier=tier, unit=unit)

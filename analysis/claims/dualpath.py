@@ -45,6 +45,10 @@ QUANTITY = {
     "jitter_ms_during_flood": ("flood_jitter_ms", 1),
     "packet_loss_pct_during_flood": ("flood_path_loss_pct", 1),
 }
+# quantity -> unit of ours (the column's unit; a difference of two values of a quantity keeps it): the scorecard's unit
+UNIT = {"throughput_mbps": "Mbit/s", "min_interval_throughput_mbps": "Mbit/s", "delay_ms": "ms", "latency_ms": "ms",
+        "jitter_ms": "ms", "packet_loss_pct": "%", "latency_ms_during_flood": "ms", "jitter_ms_during_flood": "ms",
+        "packet_loss_pct_during_flood": "%"}
 IGNORED_CONDITIONS = ("udp_flood_start_s", "udp_flood_end_s")   # a scaled profile shortens the flood's timeline
 BUFFER_KEY = {"001": "buffer_bytes", "003": "queue_pkts"}
 SINGLE_MODES = {"001": ("tcp_lte", "tcp_wifi"), "003": ("tcp_path1",)}
@@ -191,12 +195,13 @@ def _absolute(st, data: _Data, cond, sid_suffix, scheduler, notes) -> list[dict]
             out.append(core.row(cid, st.section, st.experiment, stmt, _paper_value(st), None, "one-sample t",
                                 "not run", _not_run(ctx, data, mode, scheduler,
                                                     f"{mode}{f' ({scheduler} scheduler)' if mode == 'mptcp' else ''}"
-                                                    f" at {data.buffer}={', '.join(f'{lv:g}' for lv in levels)}")))
+                                                    f" at {data.buffer}={', '.join(f'{lv:g}' for lv in levels)}"),
+                                unit=UNIT[st.quantity]))
             continue
         e = core.one_sample(x, reg, ctx.alpha)
         v, note = core.decide(e, reg)
         r = core.row(cid, st.section, st.experiment, stmt, _paper_value(st), e, "one-sample t", v,
-                     "; ".join([n for n in [note] + list(notes) if n]))
+                     "; ".join([n for n in [note] + list(notes) if n]), unit=UNIT[st.quantity])
         if fam == "001" and st.relation == "approx":
             r["verdict"] = "not comparable"
             core.explain(r, "paper-incomplete",
@@ -242,7 +247,7 @@ def _gap_vs_single(st, data: _Data, cond, sid_suffix, scheduler, notes) -> list[
     r = core.level_claim(ctx, claim_id=st.id + sid_suffix, section=st.section, experiment=st.experiment,
                          statement=stmt, paper_value=_paper_value(st), test="Welch t", levels=levels,
                          level_name=data.buffer, est_at=est_at, reason_ccs=[], what="MPTCP and single-path runs",
-                         notes=notes)
+                         notes=notes, unit=UNIT[q])
     if r["verdict"] == "not run":
         r["note"] = _not_run(ctx, data, "mptcp", scheduler, "MPTCP runs")
     return [r]
@@ -270,7 +275,8 @@ def _large_minus_small(st, data: _Data, cond, notes) -> list[dict]:
     r = core.level_claim(ctx, claim_id=st.id, section=st.section, experiment=st.experiment, statement=stmt,
                          paper_value=_paper_value(st), test="Welch t", levels=list(range(len(modes))),
                          level_name="mode#", est_at=est_at, reason_ccs=[], what="runs at two buffer sizes",
-                         notes=list(notes) + ["modes: " + ", ".join(f"{i}={m}" for i, m in enumerate(modes))])
+                         notes=list(notes) + ["modes: " + ", ".join(f"{i}={m}" for i, m in enumerate(modes))],
+                         unit=UNIT[q])
     return [r]
 
 
@@ -287,17 +293,20 @@ def _vs_other_scenarios(st, data: _Data, cond, notes) -> list[dict]:
     lab, y = _best_other(data, others, base_q, want_max)
     reg = core.region(st.relation, st.value)
     stmt = f"{mode} {data.buffer}={buf:g}: {base_q} {'highest' if want_max else 'lowest'} of the scenarios"
-    return [_welch_row(st, stmt, x, y, reg, ctx, notes, "no complete runs of the scenarios", before=[f"against {lab}"])]
+    return [_welch_row(st, stmt, x, y, reg, ctx, notes, "no complete runs of the scenarios", before=[f"against {lab}"],
+                       unit=UNIT[base_q])]
 
 
-def _welch_row(st, stmt, x, y, reg, ctx, notes, missing, before=()) -> dict:
-    """A statement judged on the Welch difference mean(x) - mean(y); "not run" (``missing``) without both."""
+def _welch_row(st, stmt, x, y, reg, ctx, notes, missing, before=(), unit="") -> dict:
+    """A statement judged on the Welch difference mean(x) - mean(y) (``unit``: theirs); "not run" (``missing``)
+    without both."""
     if not x.size or not y.size:
-        return core.row(st.id, st.section, st.experiment, stmt, _paper_value(st), None, "Welch t", "not run", missing)
+        return core.row(st.id, st.section, st.experiment, stmt, _paper_value(st), None, "Welch t", "not run", missing,
+                        unit=unit)
     e = core.two_sample(x, y, reg, ctx.alpha)
     v, note = core.decide(e, reg)
     return core.row(st.id, st.section, st.experiment, stmt, _paper_value(st), e, "Welch t", v,
-                    "; ".join(n for n in [note, *before, e.detail, *notes] if n))
+                    "; ".join(n for n in [note, *before, e.detail, *notes] if n), unit=unit)
 
 
 def _mptcp_minus_single(st, data: _Data, cond, notes) -> list[dict]:
@@ -307,7 +316,8 @@ def _mptcp_minus_single(st, data: _Data, cond, notes) -> list[dict]:
     y = data.sample(data.select(SINGLE_MODES[data.family][0], buffer=buf, experiment="scenario"), "throughput_mbps")
     reg = core.region(st.relation, st.value)
     stmt = f"MPTCP throughput above single-path TCP ({data.buffer}={buf:g})"
-    return [_welch_row(st, stmt, x, y, reg, ctx, list(notes), "no complete runs of both modes")]
+    return [_welch_row(st, stmt, x, y, reg, ctx, list(notes), "no complete runs of both modes",
+                       unit=UNIT["throughput_mbps"])]
 
 
 def _mark_substitute(rows: list[dict], statement_id: str) -> list[dict]:
@@ -346,7 +356,8 @@ def claims(ctx: core.Ctx, family: str, statements: pd.DataFrame) -> list[dict]:
                 out.extend(_mark_substitute(rows, st.id) if suffix else rows)
         else:
             out.append(core.row(st.id, st.section, st.experiment, f"{q} {_paper_value(st)}", _paper_value(st),
-                                None, "", "not run", f"no measurement defined for quantity {q!r}"))
+                                None, "", "not run", f"no measurement defined for quantity {q!r}",
+                                unit=st.unit if isinstance(st.unit, str) else ""))
     return out
 
 
@@ -367,9 +378,10 @@ def tiphon_claims(ctx: core.Ctx, family: str, tiphon: pd.DataFrame) -> list[dict
             kind = next((k for k in bounds if metric.startswith(k)), None)
             cid = f"{t.id}-{metric.split('_')[0]}"
             stmt = f"TIPHON class of {metric}: {t[6]}"
+            unit = UNIT.get(metric, "")
             if kind is None or idx is None or metric not in QUANTITY:
                 out.append(core.row(cid, t.section, t.experiment, stmt, t[6], None, "", "not run",
-                                    f"no TIPHON thresholds for {metric!r}"))
+                                    f"no TIPHON thresholds for {metric!r}", unit=unit))
                 continue
             b = bounds[kind]
             lo = -math.inf if idx == 4 else b[3 - idx]     # class k spans (bound of k+1, bound of k]
@@ -380,13 +392,13 @@ def tiphon_claims(ctx: core.Ctx, family: str, tiphon: pd.DataFrame) -> list[dict
             x = data.sample(sel, metric)
             if not x.size:
                 out.append(core.row(cid, t.section, t.experiment, stmt, t[6], None, "one-sample t", "not run",
-                                    "no complete runs of this configuration"))
+                                    "no complete runs of this configuration", unit=unit))
                 continue
             e = core.one_sample(x, reg, ctx.alpha)
             v, note = core.decide(e, reg)
             extra = f"class range {reg[0]:g}-{reg[1]:g} (analysis.metrics.tiphon)"
             r = core.row(cid, t.section, t.experiment, stmt, t[6], e, "one-sample t", v,
-                         "; ".join(n for n in [note, extra] if n))
+                         "; ".join(n for n in [note, extra] if n), unit=unit)
             if reg[1] - reg[0] <= 0:
                 _degenerate_class(r, ctx, family, t, metric, kind, idx, e, b)
             out.append(r)

@@ -39,7 +39,8 @@ def claims(ctx) -> list[dict]:
             paper_value="> 18 Mbit/s (S02); > 90 % of 20 Mbit/s (S03, S22)",
             test="t-interval per delay above 18 (all levels); p = one-sided t; effect: Cohen's d vs 18",
             levels=LEVELS, level_name="link_delay_ms", est_at=tput, reason_ccs=cc, what=what, match=M,
-            notes=["S03 and S22 state the same bound as a fraction (0.9 x 20 = 18 Mbit/s)"], tier="sanity"))
+            notes=["S03 and S22 state the same bound as a fraction (0.9 x 20 = 18 Mbit/s)"], tier="sanity",
+            unit="Mbit/s"))
 
         def rtt_gap(d, cc=cc):
             sel = _sel(ctx, cc, d)
@@ -53,7 +54,7 @@ def claims(ctx) -> list[dict]:
             paper_value="RTT > link delay ('cenderung', S04)",
             test="t-interval of (mean RTT - link delay) above 0 per delay; p = one-sided t; effect: Cohen's d",
             levels=LEVELS, level_name="link_delay_ms", est_at=rtt_gap, reason_ccs=cc, what=what, match=M,
-            tier="sanity"))
+            tier="sanity", unit="ms"))
     for cc in LOSS_BASED:
         what = f"{cc} and bbr multipath link delay 10-100 ms"
 
@@ -71,7 +72,7 @@ def claims(ctx) -> list[dict]:
             paper_value="26-58 ms lower ('sekitar', S05); tolerance +-5 ms",
             test="Welch interval of RTT(cc) - RTT(bbr) within [21, 63] ms per delay; p = TOST; effect: Hedges' g",
             levels=LEVELS, level_name="link_delay_ms", est_at=lambda d, cc=cc: gap(d, reg05, cc),
-            reason_ccs=[cc, "bbr"], what=what, match=M))
+            reason_ccs=[cc, "bbr"], what=what, match=M, unit="ms"))
         reg23 = (0.0, 58.0, True, False)
         out.append(core.level_claim(
             ctx, claim_id=f"S23-{cc}", section="5", experiment=EXP,
@@ -79,5 +80,5 @@ def claims(ctx) -> list[dict]:
             paper_value="lower by up to 58 ms (S23): 0 < gap <= 58 ms",
             test="Welch interval of RTT(cc) - RTT(bbr) in (0, 58] ms per delay; p = one-sided t; effect: Hedges' g",
             levels=LEVELS, level_name="link_delay_ms", est_at=lambda d, cc=cc: gap(d, reg23, cc),
-            reason_ccs=[cc, "bbr"], what=what, match=M))
+            reason_ccs=[cc, "bbr"], what=what, match=M, unit="ms"))
     return out

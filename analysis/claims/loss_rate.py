@@ -42,7 +42,7 @@ def claims(ctx) -> list[dict]:
                 test="Welch interval of throughput(loss 0) - throughput(loss) within tolerance; p = TOST; "
                      "effect: Hedges' g",
                 levels=(loss,), level_name="loss_pct", est_at=est, reason_ccs=cc, match={**M, "loss_pct": (0.0, float(loss))},
-                what=f"{cc} multipath d10 ms at loss 0 and {loss} %"))
+                what=f"{cc} multipath d10 ms at loss 0 and {loss} %", unit="Mbit/s"))
     reg08 = core.region("approx", 19.0, tol=TOL_MBPS)
     reg09 = core.region(">=", 0.95 * cap)
     for cid, reg, stmt, pv, sec, test in (
@@ -57,7 +57,8 @@ def claims(ctx) -> list[dict]:
             levels=LEVELS, level_name="loss_pct",
             est_at=lambda lv, reg=reg: ((core.one_sample(_x(ctx, "bbr", lv, "goodput_mbps"), reg, a), reg)
                                         if _x(ctx, "bbr", lv, "goodput_mbps").size else None),
-            reason_ccs="bbr", what="bbr multipath d10 ms loss 1-10 %", match={**M, "loss_pct": LEVELS}))
+            reason_ccs="bbr", what="bbr multipath d10 ms loss 1-10 %", match={**M, "loss_pct": LEVELS},
+            unit="Mbit/s"))
     reg10 = core.region("<", 0.55 * cap)
     for cc in LOSS_BASED:
         out.append(core.level_claim(
@@ -68,7 +69,8 @@ def claims(ctx) -> list[dict]:
             levels=LEVELS, level_name="loss_pct",
             est_at=lambda lv, cc=cc: ((core.one_sample(_x(ctx, cc, lv, "goodput_mbps"), reg10, a), reg10)
                                       if _x(ctx, cc, lv, "goodput_mbps").size else None),
-            reason_ccs=cc, what=f"{cc} multipath d10 ms loss 1-10 %", match={**M, "loss_pct": LEVELS}))
+            reason_ccs=cc, what=f"{cc} multipath d10 ms loss 1-10 %", match={**M, "loss_pct": LEVELS},
+            unit="Mbit/s"))
     for cid, cc, value in [(f"S11-{c}", c, 12.0) for c in LOSS_BASED] + [("S12-bbr", "bbr", 24.0)]:
         reg = core.region("approx", value, tol=TOL_RTT_MS)
         out.append(core.level_claim(
@@ -79,7 +81,7 @@ def claims(ctx) -> list[dict]:
             levels=(1,), level_name="loss_pct",
             est_at=lambda lv, cc=cc, reg=reg: ((core.one_sample(_x(ctx, cc, lv, "rtt_mean_ms"), reg, a), reg)
                                                if _x(ctx, cc, lv, "rtt_mean_ms").size else None),
-            reason_ccs=cc, what=f"{cc} multipath d10 ms loss 1 %", match={**M, "loss_pct": 1.0}))
+            reason_ccs=cc, what=f"{cc} multipath d10 ms loss 1 %", match={**M, "loss_pct": 1.0}, unit="ms"))
     reg13 = core.region("approx", 12.0, tol=TOL_RTT_MS)
     reg26 = (0.0, 12.0, True, False)
     for cc in LOSS_BASED:
@@ -94,7 +96,7 @@ def claims(ctx) -> list[dict]:
             test="Welch interval of RTT(bbr) - RTT(cc) within 12 +- 3 ms per loss; p = TOST; effect: Hedges' g",
             levels=LEVELS, level_name="loss_pct", est_at=lambda lv, cc=cc: gap(lv, "rtt_mean_ms", reg13, cc),
             reason_ccs=[cc, "bbr"], what=f"{cc} and bbr multipath d10 ms loss 1-10 %",
-            match={**M, "loss_pct": LEVELS}))
+            match={**M, "loss_pct": LEVELS}, unit="ms"))
         out.append(core.level_claim(
             ctx, claim_id=f"S26-{cc}", section="abstract", experiment=EXP,
             statement=f"bbr throughput higher than {cc}'s by up to 12 Mbit/s at every loss rate 1-10 %",
@@ -103,6 +105,7 @@ def claims(ctx) -> list[dict]:
                  "effect: Hedges' g",
             levels=LEVELS, level_name="loss_pct", est_at=lambda lv, cc=cc: gap(lv, "goodput_mbps", reg26, cc),
             reason_ccs=[cc, "bbr"], what=f"{cc} and bbr multipath d10 ms loss 1-10 %",
-            match={**M, "loss_pct": LEVELS}, notes=["paper inconsistency: S07 + S08 imply a gap of about 17 Mbit/s at 10 % loss "
+            match={**M, "loss_pct": LEVELS}, unit="Mbit/s",
+            notes=["paper inconsistency: S07 + S08 imply a gap of about 17 Mbit/s at 10 % loss "
                    "(19 - (19.1 - 17)), above this statement's 12"]))
     return out

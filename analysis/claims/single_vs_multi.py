@@ -42,13 +42,15 @@ def claims(ctx) -> list[dict]:
         test = "bootstrap ratio of means (percentile CI); p = bootstrap P(ratio <= 11); effect: Cliff's delta"
         if single.empty or multi.empty:
             out.append(core.row(f"S01-{cc}", "4.1", EXP, f"multipath SACK blocks > 11x single-path for {cc}", pv,
-                                None, test, "not run", core.not_run_reason(ctx, cc, what, dict(cc=cc, cc2=None, cbr_mbps=None, **COND))))
+                                None, test, "not run",
+                                core.not_run_reason(ctx, cc, what, dict(cc=cc, cc2=None, cbr_mbps=None, **COND)),
+                                unit="x"))
         else:
             xs, xm = core.sample(single, "sack_blocks"), core.sample(multi, "sack_blocks")
             e = core.ratio(xm, xs, reg, ctx)
             v, why = core.decide(e, reg)
             r = core.row(f"S01-{cc}", "4.1", EXP, f"multipath SACK blocks > 11x single-path for {cc}", pv, e, test, v,
-                         "; ".join([x for x in [why, e.detail] if x] + notes))
+                         "; ".join([x for x in [why, e.detail] if x] + notes), unit="x")
             if len(xs) and xs.max() == 0:
                 # "more than 11 times zero" holds for any multipath count above zero: a ratio to a zero baseline
                 # tests nothing, so it decides nothing (it was "reproduced" by construction)
@@ -70,12 +72,13 @@ def claims(ctx) -> list[dict]:
         stmt = f"multipath throughput about 2x single-path for {cc}"
         if single.empty or multi.empty:
             out.append(core.row(f"T3-RATIO-{cc}", "4.1", EXP, stmt, pv, None, test, "not run",
-                                core.not_run_reason(ctx, cc, what, dict(cc=cc, cc2=None, cbr_mbps=None, **COND))))
+                                core.not_run_reason(ctx, cc, what, dict(cc=cc, cc2=None, cbr_mbps=None, **COND)),
+                                unit="x"))
         else:
             e = core.ratio(core.sample(multi, "goodput_mbps"), core.sample(single, "goodput_mbps"), reg, ctx)
             v, why = core.decide(e, reg)
             out.append(core.row(f"T3-RATIO-{cc}", "4.1", EXP, stmt, pv, e, test, v,
-                                "; ".join(x for x in [why, e.detail] if x)))
+                                "; ".join(x for x in [why, e.detail] if x), unit="x"))
         # Table 3 throughput values
         for mode, sel, ref in (("single", single, s_ref), ("multipath", multi, m_ref)):
             reg = core.region("approx", float(ref.throughput_mbps), tol=TOL_T3_MBPS)
@@ -86,9 +89,10 @@ def claims(ctx) -> list[dict]:
                 out.append(core.row(f"T3-TPUT-{cc}-{mode}", "4.1", EXP, stmt, pv, None, test, "not run",
                                     core.not_run_reason(ctx, cc, f"{cc} {mode} (d10 ms, loss 0)",
                                                         dict(cc=cc, cc2=None, cbr_mbps=None, path_mode=mode, **COND)),
-                                    tier="sanity"))
+                                    tier="sanity", unit="Mbit/s"))
                 continue
             e = core.one_sample(core.sample(sel, "goodput_mbps"), reg, ctx.alpha)
             v, why = core.decide(e, reg)
-            out.append(core.row(f"T3-TPUT-{cc}-{mode}", "4.1", EXP, stmt, pv, e, test, v, why, tier="sanity"))
+            out.append(core.row(f"T3-TPUT-{cc}-{mode}", "4.1", EXP, stmt, pv, e, test, v, why, tier="sanity",
+                                unit="Mbit/s"))
     return out

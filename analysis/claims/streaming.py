@@ -410,6 +410,11 @@ class _S:
     def unit(self) -> str:
         return METRICS[self.metric][3] if self.metric else str(self.st.unit)
 
+    def column_unit(self) -> str:
+        """The unit of ours and its interval (the scorecard's ``unit``): kbit/s, ms or % (a gap keeps its metric's
+        unit; a loss gap is in percentage points, printed "%")."""
+        return {"kbps": "kbit/s"}.get(self.unit(), self.unit())
+
     def paper_value(self) -> str:
         st = self.st
         every = " at every test" if self.kind == "gap_minus_test1" else ""
@@ -424,7 +429,7 @@ class _S:
     def row(self, est, test, verdict, parts) -> dict:
         note = "; ".join(n for n in list(parts) + self.notes + self.context() + self.extra if n)
         return core.row(self.st.id, self.st.section, self.st.experiment, self.statement(), self.paper_value(), est,
-                        test, verdict, note, tier=self.tier)
+                        test, verdict, note, tier=self.tier, unit=self.column_unit())
 
     def guard(self, e: core.Est, weights: dict, reg=None) -> tuple[core.Est, str]:
         """:func:`guard` with this statement's metric, packet counts and alpha."""

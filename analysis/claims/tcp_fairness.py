@@ -53,38 +53,39 @@ def claims(ctx) -> list[dict]:
         label = f"pair {k} {cc}+{cc2}"
         tot_ref = ref.throughput1_mbps + ref.throughput2_mbps
 
-        def one(cid, sec, stmt, pv, test, x, reg, notes=(), tier="behaviour"):
+        def one(cid, sec, stmt, pv, test, x, reg, notes=(), tier="behaviour", unit=""):
             if x.size == 0:
                 out.append(core.row(cid, sec, EXP, stmt, pv, None, test, "not run",
                                     "; ".join([core.not_run_reason(ctx, [cc, cc2], what, dict(experiment=EXP, cc=cc, cc2=cc2))] + list(notes)),
-                                    tier=tier))
+                                    tier=tier, unit=unit))
                 return
             e = core.one_sample(x, reg, a)
             v, why = core.decide(e, reg)
             out.append(core.row(cid, sec, EXP, stmt, pv, e, test, v, "; ".join([w for w in [why, *notes] if w]),
-                                tier=tier))
+                                tier=tier, unit=unit))
 
         tot = x1 + x2
         one(f"S14-pair{k}", "4.3", f"{label}: total throughput about 19 Mbit/s",
             f"about 19 Mbit/s (S14); Table 4 total {fmt(tot_ref, 4)}; tolerance +-{TOL_MBPS:g}",
             "t-interval of flow1+flow2 overlap goodput within 19 +- 1; p = TOST; effect: Cohen's d vs 19",
-            tot, core.region("approx", 19.0, tol=TOL_MBPS), tier="sanity")
+            tot, core.region("approx", 19.0, tol=TOL_MBPS), tier="sanity", unit="Mbit/s")
         one(f"S15-pair{k}", "4.3", f"{label}: total throughput >= 95 % of 20 Mbit/s",
             f">= 19 Mbit/s (S15); Table 4 total {fmt(tot_ref, 4)}",
             "t-interval of the total at or above 19; p = one-sided t; effect: Cohen's d vs 19",
             tot, core.region(">=", 0.95 * core.CAPACITY_MBPS),
-            notes=["paper inconsistency: Table 4 totals are 18.53-19.15 Mbit/s, only pair 3 reaches 19"], tier="sanity")
+            notes=["paper inconsistency: Table 4 totals are 18.53-19.15 Mbit/s, only pair 3 reaches 19"], tier="sanity",
+            unit="Mbit/s")
         one(f"S16-pair{k}", "4.3", f"{label}: Jain's index > 0.9",
             f"> 0.9 (S16); Table 4: {ref.jain}",
             "t-interval of Jain above 0.9; p = one-sided t; effect: Cohen's d vs 0.9",
-            jains[k], core.region(">", 0.9))
+            jains[k], core.region(">", 0.9), unit="")
         jnotes = []
         if k == 4:
             jnotes.append("paper inconsistency: Table 4 prints 0.969; its throughputs 7.73/11.04 give 0.970")
         one(f"T4-JAIN-pair{k}", "4.3", f"{label}: Jain's index about {ref.jain} (Table 4)",
             f"{ref.jain} (Table 4); tolerance +-{TOL_JAIN:g}",
             f"t-interval of Jain within {ref.jain} +- {TOL_JAIN:g}; p = TOST; effect: Cohen's d",
-            jains[k], core.region("approx", float(ref.jain), tol=TOL_JAIN), notes=jnotes)
+            jains[k], core.region("approx", float(ref.jain), tol=TOL_JAIN), notes=jnotes, unit="")
         # which flow gets more: sign of the per-run difference flow1 - flow2
         more = cc if ref.throughput1_mbps > ref.throughput2_mbps else cc2
         less = cc2 if more == cc else cc
@@ -95,7 +96,7 @@ def claims(ctx) -> list[dict]:
             "paired t-interval of flow1 - flow2 overlap goodput excludes 0 on the paper's side; p = one-sided "
             "paired t; effect: Cohen's d of the differences",
             d, reg, notes=(["BBR's share lower than the loss-based flow's (section 4.3)"] if "bbr" in (cc, cc2)
-                           else []))
+                           else []), unit="Mbit/s")
     # CUBIC pairs fairest: every CUBIC pair's Jain above every non-CUBIC pair's
     cub = [int(r.pair) for r in t2.itertuples() if "cubic" in (r.cc, r.cc2)]
     oth = [int(r.pair) for r in t2.itertuples() if "cubic" not in (r.cc, r.cc2)]
@@ -110,13 +111,14 @@ def claims(ctx) -> list[dict]:
 
 def _dominance(ctx, cid, jains, hi_pairs, lo_pairs, stmt, pv, t2) -> dict:
     """Every pair in ``hi_pairs`` has a higher mean Jain than every pair in ``lo_pairs``: Welch t per
-    combination, Holm-adjusted within the claim; reproduced when all differences are positive and significant."""
+    combination, Holm-adjusted within the claim; reproduced when all differences are positive and significant.
+    Ours is a difference of Jain indices: dimensionless (unit "")."""
     test = "Welch t per (higher, lower) pair combination, Holm-adjusted; ours = smallest difference of means"
     missing = [p for p in hi_pairs + lo_pairs if jains.get(p, np.zeros(0)).size == 0]
     if len(missing) == len(hi_pairs + lo_pairs):
         ccs = sorted({c for r in t2.itertuples() for c in (r.cc, r.cc2)})
         return core.row(cid, "4.3", EXP, stmt, pv, None, test, "not run",
-                        core.not_run_reason(ctx, ccs, "tcp_fairness pairs", dict(experiment=EXP)))
+                        core.not_run_reason(ctx, ccs, "tcp_fairness pairs", dict(experiment=EXP)), unit="")
     ests, ps, labels = [], [], []
     small = []
     for h, l in itertools.product(hi_pairs, lo_pairs):
@@ -137,7 +139,8 @@ def _dominance(ctx, cid, jains, hi_pairs, lo_pairs, stmt, pv, t2) -> dict:
         miss = {c for r in t2.itertuples() if int(r.pair) in missing for c in (r.cc, r.cc2)}
         return core.row(cid, "4.3", EXP, stmt, pv, None, test, "not run",
                         f"pairs not run: {', '.join(map(str, missing))} "
-                        f"({core.not_run_reason(ctx, sorted(miss), 'tcp_fairness pairs', dict(experiment=EXP))})")
+                        f"({core.not_run_reason(ctx, sorted(miss), 'tcp_fairness pairs', dict(experiment=EXP))})",
+                        unit="")
     worst = min(range(len(ests)), key=lambda i: ests[i].value)
     e = ests[worst]
     fin = [i for i, p in enumerate(ps) if np.isfinite(p)]
@@ -169,4 +172,4 @@ def _dominance(ctx, cid, jains, hi_pairs, lo_pairs, stmt, pv, t2) -> dict:
         e.effect = stats.hedges_g(jains[int(labels[worst].split("-")[0][4:])], jains[int(labels[worst].split("-")[1][4:])])
     except Exception:  # noqa: BLE001 - too few reps or zero pooled sd
         e.effect = float("nan")
-    return core.row(cid, "4.3", EXP, stmt, pv, e, test, verdict, "; ".join(notes))
+    return core.row(cid, "4.3", EXP, stmt, pv, e, test, verdict, "; ".join(notes), unit="")

@@ -22,14 +22,14 @@ def _x(ctx, cc, cbr, flow, col):
     return core.sample(sel, col)
 
 
-def _claim(ctx, cid, cc, levels, flow, col, reg, stmt, pv, test, notes=()):
+def _claim(ctx, cid, cc, levels, flow, col, reg, stmt, pv, test, notes=(), unit=""):
     def est(lv):
         x = _x(ctx, cc, lv, flow, col)
         return (core.one_sample(x, reg, ctx.alpha), reg) if x.size else None
     return core.level_claim(ctx, claim_id=cid, section="4.3", experiment=EXP, statement=stmt, paper_value=pv,
                             test=test, levels=levels, level_name="cbr_mbps", est_at=est, reason_ccs=cc,
                             what=f"{cc} vs UDP CBR {levels[0]}-{levels[-1]} Mbit/s", notes=notes,
-                            match=dict(experiment=EXP, cc=cc, cbr_mbps=levels))
+                            match=dict(experiment=EXP, cc=cc, cbr_mbps=levels), unit=unit)
 
 
 def claims(ctx) -> list[dict]:
@@ -40,24 +40,24 @@ def claims(ctx) -> list[dict]:
             core.region("approx_between", low=8, high=10, tol=TOL_RANGE_MBPS),
             f"{cc} throughput about 8-10 Mbit/s against UDP CBR 12-20 Mbit/s",
             "about 8-10 Mbit/s (S17); tolerance +-0.5",
-            "t-interval per CBR within [7.5, 10.5]; p = TOST; effect: Cohen's d vs 9"))
+            "t-interval per CBR within [7.5, 10.5]; p = TOST; effect: Cohen's d vs 9", unit="Mbit/s"))
         out.append(_claim(
             ctx, f"S18-{cc}", cc, CBR_12_20, 2, "overlap_goodput_mbps",
             core.region("approx_between", low=7, high=9, tol=TOL_RANGE_MBPS),
             f"UDP throughput about 7-9 Mbit/s against {cc} at CBR 12-20 Mbit/s",
             "about 7-9 Mbit/s (S18); tolerance +-0.5",
-            "t-interval per CBR within [6.5, 9.5]; p = TOST; effect: Cohen's d vs 8"))
+            "t-interval per CBR within [6.5, 9.5]; p = TOST; effect: Cohen's d vs 8", unit="Mbit/s"))
         out.append(_claim(
             ctx, f"S19-{cc}", cc, CBR_12_20, 1, "jain", core.region(">", 0.9),
             f"{cc} vs UDP Jain's index > 0.9 at CBR 12-20 Mbit/s", "> 0.9 (S19)",
-            "t-interval per CBR above 0.9; p = one-sided t; effect: Cohen's d vs 0.9"))
+            "t-interval per CBR above 0.9; p = one-sided t; effect: Cohen's d vs 0.9", unit=""))
     for cc in ("reno", "cubic"):
         out.append(_claim(
             ctx, f"S20-{cc}", cc, CBR_12_20, 1, "jain", core.region("approx", 0.99, tol=TOL_JAIN),
             f"{cc} vs UDP Jain's index about 0.99 at CBR 12-20 Mbit/s", "0.99 (S20); tolerance +-0.01",
-            "t-interval per CBR within [0.98, 1.0]; p = TOST; effect: Cohen's d vs 0.99"))
+            "t-interval per CBR within [0.98, 1.0]; p = TOST; effect: Cohen's d vs 0.99", unit=""))
     out.append(_claim(
         ctx, "S21-bbr", "bbr", CBR_14_20, 1, "jain", core.region("<", 0.9),
         "bbr vs UDP Jain's index < 0.9 at CBR 14-20 Mbit/s", "< 0.9 (S21)",
-        "t-interval per CBR below 0.9; p = one-sided t; effect: Cohen's d vs 0.9"))
+        "t-interval per CBR below 0.9; p = one-sided t; effect: Cohen's d vs 0.9", unit=""))
     return out

@@ -94,6 +94,15 @@ DELAY_GAP_TOL = (0.20, 5.0)   # (fraction of |value|, ms floor)
 EQUIV_REL, EQUIV_ABS_MS = 0.05, 1.0
 JAIN_MARGIN = 0.02
 NAN = float("nan")
+# quantity -> unit of ours and its interval (the scorecard's ``unit``) for a row whose builder names none (a "not run"
+# row); the builders' ``unit`` (kept in ``_judged`` for the explanations) agree, Jain's "index" printed as ""
+UNIT = {"received_bytes_mean_gain_pct": "%", "delay_ms_mean_over_rows": "ms",
+        "delay_ms_mean_gap_westwood_e_minus_westwood": "ms", "delay_ms_mean_gain_pct": "%",
+        "delay_ms_range_over_rows": "ms", "delay_ms_gap_westwood_e_minus_westwood": "ms",
+        "received_bytes_gap_westwood_e_minus_westwood": "bytes", "delay_ms_change_per_bandwidth_step": "ms per Mbit/s",
+        "delay_ms": "ms", "max_cwnd_gap_westwood_e_minus_westwood": "packets",
+        "mean_cwnd_gap_westwood_e_minus_westwood": "packets", "jain_gap_westwood_e_minus_westwood": ""}
+PRINTED_UNIT = {"index": "", "s": "ms"}   # a builder's or the statement's unit -> the scorecard's (delays in ms here)
 KNOWN = {   # the paper's own inconsistencies (data/reference/004/README.md), repeated where a verdict depends on them
     "004-S08": "the Kesimpulan prints 8,3 % for the same table (S35)",
     "004-S10": "the printed means do not follow from Table 2 (README)",
@@ -418,6 +427,11 @@ class _S:
             return f"about {v:g} {unit}{printed}{every}"
         return f"{st.relation} {v:g} {unit}{every}"
 
+    def column_unit(self) -> str:
+        """The unit of ours and its interval from the statement's quantity (:data:`UNIT`; else its printed unit)."""
+        u = UNIT.get(self.st.quantity, str(self.st.unit) if isinstance(self.st.unit, str) else "")
+        return PRINTED_UNIT.get(u, u)
+
     def statement(self) -> str:
         cond = self.st.condition if isinstance(self.st.condition, str) and self.st.condition else "all runs"
         return f"{self.st.quantity} {self.paper_value()} ({self.st.ccs}; {cond})"
@@ -440,13 +454,16 @@ class _S:
     def row(self, est, test, verdict, note_parts, **judged) -> dict:
         """A claim row; ``judged``: what the verdict was decided on (``region``: (lo, hi) of the target, ``levels``
         used, ``missing`` levels of the paper's range, ``per_level``: whether n counts repetitions per level or runs
-        pooled over ``levels``, ...), kept on the row as ``_judged`` for the explanations (not a column)."""
+        pooled over ``levels``, ...), kept on the row as ``_judged`` for the explanations (not a column). The row's
+        ``unit`` column: ``judged["unit"]`` when the builder gives one (Jain's "index" printed ""), else
+        :meth:`column_unit`."""
         note = "; ".join(n for n in list(note_parts) + self.notes if n)
         tier = "sanity" if self.st.id in SANITY else "behaviour"
         if tier == "sanity":
             note = "; ".join(t for t in (note, f"sanity check: {SANITY[self.st.id]}") if t)
+        unit = PRINTED_UNIT.get(judged["unit"], judged["unit"]) if "unit" in judged else self.column_unit()
         r = core.row(self.st.id, self.st.section, self.exp, self.statement(), self.paper_value(), est, test,
-                     verdict, note, tier=tier)
+                     verdict, note, tier=tier, unit=unit)
         r["_judged"] = {"experiment": self.exp, "level_name": self.level, "paper_levels": list(self.paper_levels),
                         "quantity": self.st.quantity, "ccs": list(self.ccs), "relation": self.st.relation, **judged}
         return r

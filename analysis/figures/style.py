@@ -5,18 +5,28 @@ import seaborn as sns
 
 #: Order in which the paper lists the algorithms; others (e.g. "udp") follow.
 CC_ORDER = ["reno", "bic", "cubic", "bbr"]
-_COLOURS = dict(zip(CC_ORDER + ["udp"], sns.color_palette("colorblind", 5)))
-MARKERS = {"reno": "o", "bic": "s", "cubic": "^", "bbr": "D", "udp": "v"}
+#: the other studies' congestion controls and modes keep one colour each too (colorblind palette, colours 6-10)
+OTHER_CCS = ["pcc_vivace", "westwood", "tcp_path1", "mptcp", "westwood_e"]
+_COLOURS = dict(zip(CC_ORDER + ["udp"] + OTHER_CCS, sns.color_palette("colorblind", 10)))
+MARKERS = {"reno": "o", "bic": "s", "cubic": "^", "bbr": "D", "udp": "v", "pcc_vivace": "P", "westwood": "X",
+           "westwood_e": "*"}
 
 
 def cc_palette(names=None) -> dict:
-    """Colour per cc name (unknown names get the next colours of the "colorblind" palette)."""
+    """Colour per cc name, the same in every notebook (other names, e.g. a mode with its scheduler, get colours of
+    the "tab10" palette in the order given)."""
     names = list(names) if names is not None else CC_ORDER
     extra = [n for n in names if n not in _COLOURS]
     pal = dict(_COLOURS)
-    spare = sns.color_palette("colorblind", 10)[5:]
+    tab = sns.color_palette("tab10", 10)
+    spare = [tab[i] for i in (8, 9, 4, 5, 6, 7, 0, 1, 2, 3)]   # olive, cyan, ... first: unlike reno/bic/cubic/bbr
     pal.update({n: spare[i % len(spare)] for i, n in enumerate(extra)})
     return {n: pal[n] for n in names}
+
+
+def has_colour(name) -> bool:
+    """True when ``name`` (a cc, "udp", or a study's mode such as "mptcp") has its own fixed colour."""
+    return name in _COLOURS
 
 
 def order(names) -> list:

@@ -18,7 +18,10 @@ their bundles.
 The kernel is the ``python3`` kernel of the environment running this command (in a virtual environment such as the
 Makefile's ``.venv``, Jupyter prefers the environment's own kernel spec, whose ``python`` is this interpreter), and
 its transport is CurveZMQ-encrypted where jupyter_client offers that: ipykernel otherwise prints a "Kernel is running
-over TCP without encryption" warning at every notebook.
+over TCP without encryption" warning at every notebook. The kernel logs only critical messages (KERNEL_ARGS):
+jupyter_client interrupts every kernel (SIGINT) before asking it to shut down, and ipykernel logs that as "ERROR |
+KeyboardInterrupt caught in kernel" after notebooks that succeeded; a cell's real error is in the notebook's outputs
+and in this command's status line, not in the kernel's log.
 """
 from __future__ import annotations
 
@@ -52,6 +55,9 @@ def add_arguments(p):
     p.add_argument("--no-html", action="store_true", help="skip the HTML export")
     p.add_argument("--inplace", action="store_true",
                    help="re-execute notebooks/ in place on data/sample (refreshes the outputs nbval checks)")
+
+
+KERNEL_ARGS = ["--IPKernelApp.log_level=CRITICAL"]
 
 
 def _kernel_config():
@@ -137,7 +143,7 @@ def _run_inplace(notebooks, timeout, bar) -> list[dict]:
         err = ""
         try:
             NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False, config=_kernel_config(),
-                           resources={"metadata": {"path": str(nb_path.parent)}}).execute()
+                           extra_arguments=KERNEL_ARGS, resources={"metadata": {"path": str(nb_path.parent)}}).execute()
         except Exception as exc:  # noqa: BLE001 - one failure must not hide the others
             err = _error_of(nb) or _first_line(exc)
         if not err:  # never overwrite a committed notebook with a failed execution
@@ -216,7 +222,8 @@ def run(args) -> int:
             if not (nb_data / "runs").is_dir():
                 raise UserError(f"study {nb_family}: no campaign at {nb_data} (bundle one with mpcc bundle)")
             pm.execute_notebook(str(nb), str(target), parameters=nb_params, progress_bar=False, cwd=str(nb.parent),
-                                kernel_name="python3", execution_timeout=args.timeout, config=_kernel_config())
+                                kernel_name="python3", execution_timeout=args.timeout, config=_kernel_config(),
+                                extra_arguments=KERNEL_ARGS)
         except Exception as exc:  # noqa: BLE001 - one failure must not hide the others
             err = ""
             if target.is_file():
@@ -237,11 +244,13 @@ def run(args) -> int:
         if err:
             print(f"mpcc reproduce: {nb.name} failed: {err}", file=sys.stderr)
         results.append(rec)
+    from mpcc.report_env import environment
+    env = environment(REPO)
     (out / "reproduce.json").write_text(json.dumps({"campaign_dir": str(data), "parameters": params,
-                                                    "notebooks": results}, indent=1))
+                                                    "environment": env, "notebooks": results}, indent=1))
     from mpcc.report_index import write as write_index
     shown = write_index(out, results, REPO, alpha=float(args.alpha), n_boot=int(args.n_boot),
-                        derived_dir=params["derived_dir"])
+                        derived_dir=params["derived_dir"], environment=env)
     failed = [r for r in results if r["status"] != "ok"]
     total = sum(r["seconds"] for r in results)
     used = "; ".join(f"study {sid} {v['data']}" for sid, v in shown.items()) or str(data)

@@ -113,7 +113,8 @@ def run(args) -> int:
             continue
         print(f"## {title}: {len(part)}")
         for r in part.itertuples():
-            ci = f"[{_g(r.ci_low)}, {_g(r.ci_high)}]"
+            unit = getattr(r, "unit", "") or ""
+            ci = f"[{_g(r.ci_low)}, {_g(r.ci_high)}]{' ' + unit if unit else ''}"
             print(f"{r.verdict:<14} {r.claim_id:<{w}}  paper: {r.paper_value} | ours: {_g(r.ours)} {ci} n={r.n} | "
                   f"{r.test} | p={_g(r.p_value, 3)} effect={_g(r.effect_size, 3)} | {r.note or '-'}")
             if isinstance(r.explanation_kind, str):
