@@ -43,11 +43,11 @@ test-vagrant: install
 # address to open is printed
 lab: install
 	@bash tools/install.sh $(VENV) requirements-lab.lock
-	$(VPY) -m jupyter lab --notebook-dir=notebooks --ServerApp.log_level=WARN $(if $(filter 0,$(shell id -u)),--allow-root,)
+	$(VPY) -m jupyter lab --notebook-dir=notebooks --ServerApp.log_level=WARN --LabApp.log_level=WARN $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 bench: install
 	$(VPY) bench/run_all.py
 
 lint:
-	shellcheck -x testbed/*.sh testbed/lib/*.sh testbed/nodes/*.sh testbed/vagrant/*.sh testbed/cc/*.sh capture_tools/*.sh tools/*.sh
+	shellcheck -x testbed/*.sh testbed/lib/*.sh testbed/nodes/*.sh testbed/vagrant/*.sh testbed/cc/*.sh testbed/delayshim/*.sh capture_tools/*.sh tools/*.sh
 	python3 tools/check_pipelines.py

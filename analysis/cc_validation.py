@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
+from analysis import markdown_table
 from analysis.errors import AnalysisError
 from analysis.figures.ss_samples import ccs_once_flowing, data_connection, parse_ss
 from analysis.ingest.compressed import open_decompressed
@@ -367,30 +368,7 @@ def cwnd_table(res: Results) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- output
-def _f(x, nd=2) -> str:
-    if x is None or (isinstance(x, float) and not np.isfinite(x)):
-        return "—"
-    return f"{x:.{nd}f}"
-
-
-def _p(x) -> str:
-    if x is None or not np.isfinite(x):
-        return "—"
-    return "<0.001" if x < 0.001 else f"{x:.3f}"
-
-
-def _mean_ci(m, lo, hi, nd) -> str:
-    if not np.isfinite(m):
-        return "—"
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        return _f(m, nd)
-    return f"{_f(m, nd)} [{_f(lo, nd)}, {_f(hi, nd)}]"
-
-
-def _md(header, rows) -> str:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
+_f, _p, _mean_ci, _md = markdown_table.num, markdown_table.pvalue, markdown_table.mean_ci, markdown_table.table
 
 
 def _nd(metric: str) -> int:

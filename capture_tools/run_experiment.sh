@@ -2,6 +2,8 @@
 # One experiment -> one run directory (contract: docs/architecture.md).
 # usage: run_experiment.sh --backend netns --out RUN_DIR --experiment E --cc C [--cc2 C2] [--cbr-mbps R]
 #        --path-mode M --link-delay-ms D --loss-pct L --duration-s T [--flow2-offset-s S] [--path-skew-ms K] [--rep N]
+#        [--queue-model fifo-after-delay|tbf-netem|netem-tbf|netem-tbf-k6]   (the switches' buffer and delay: testbed/nodes/switch.sh)
+#        [--udp-len-bytes N]                                    (UDP payload per datagram, iperf3 -l; with --cbr-mbps)
 # exit 0 = COMPLETE, 3 = SKIPPED, other = failed.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -43,9 +45,17 @@ for c in $cc $cc2; do
 done
 
 start_time=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
-say "up: $path_mode delay=$link_delay_ms loss=$loss_pct skew=$path_skew_ms"
-"$TB/netns.sh" up --path-mode "$path_mode" --link-delay-ms "$link_delay_ms" --loss-pct "$loss_pct" --path-skew-ms "$path_skew_ms" 2>>"$LOG"
+say "up: $path_mode delay=$link_delay_ms loss=$loss_pct skew=$path_skew_ms queue_model=${queue_model:-default}"
+up_args=(--path-mode "$path_mode" --link-delay-ms "$link_delay_ms" --loss-pct "$loss_pct" --path-skew-ms "$path_skew_ms")
+[[ -z "$queue_model" ]] || up_args+=(--queue-model "$queue_model")
+"$TB/netns.sh" up "${up_args[@]}" 2>>"$LOG"
 features=$("$TB/netns.sh" features 2>>"$LOG")
+# the queue model that ran: the one asked for, else the delay mechanism's own (testbed/nodes/switch.sh)
+queue_model_used=$queue_model
+if [[ -z "$queue_model_used" ]]; then
+    queue_model_used=fifo-after-delay
+    [[ "$(jq -r .mechanism.delay <<<"$features")" == netem ]] && queue_model_used=tbf-netem
+fi
 for h in src1 src2; do
     if [[ "$cc" == bbr || "$cc2" == bbr ]]; then ip netns exec "$P$h" bash "$TB/nodes/host.sh" --fq >>"$LOG" 2>&1 || true; fi
 done
@@ -54,6 +64,7 @@ done
 rtt_idle=$("$TB/netns.sh" rtt 2>>"$LOG" || echo null)
 [[ "$rtt_idle" =~ ^[0-9.]+$ ]] || rtt_idle=null
 counters0=$("$TB/netns.sh" counters 2>>"$LOG")
+"$TB/netns.sh" shim-stats >/dev/null 2>>"$LOG" || true   # restart the shims' counters: shim_stats covers the flows
 
 flow2=0
 [[ -n "$cc2" || -n "$cbr_mbps" ]] && flow2=1
@@ -97,7 +108,9 @@ if [[ $flow2 == 1 ]]; then
         ip netns exec "${P}src2" iperf3 -c 10.4.2.2 -p 5202 -C "$cc2" -t "$d2" --json > "$out/iperf3/flow2-client.json" 2>>"$LOG" &
     else
         say "flow2 start udp cbr=$cbr_mbps"
-        ip netns exec "${P}src2" iperf3 -c 10.4.2.2 -p 5202 -u -b "${cbr_mbps}M" -t "$d2" --json > "$out/iperf3/flow2-client.json" 2>>"$LOG" &
+        len_opt=()
+        [[ -z "$udp_len_bytes" ]] || len_opt=(-l "$udp_len_bytes")
+        ip netns exec "${P}src2" iperf3 -c 10.4.2.2 -p 5202 -u -b "${cbr_mbps}M" "${len_opt[@]}" -t "$d2" --json > "$out/iperf3/flow2-client.json" 2>>"$LOG" &
     fi
     c2=$!; pids+=("$c2")
 fi
@@ -108,6 +121,8 @@ wait "$srv1" || true
 say "flows done"
 host_load1=$(host_load_sample)
 counters1=$("$TB/netns.sh" counters 2>>"$LOG")
+shim_stats=$("$TB/netns.sh" shim-stats 2>>"$LOG") || shim_stats=null
+jq -e . >/dev/null 2>&1 <<<"$shim_stats" || shim_stats=null
 # Round-robin parity over the whole run: with strict alternation the two paths' packet counts differ by at most a
 # few packets (nft mark counters: |d| <= 2 + 0.1 %; interface tx counters, which also see ARP/ND: |d| <= 4 + 0.5 %).
 # Single path: path 2 must stay (almost) idle. RTT: idle median within 1 ms of the expected two-way delay.
@@ -140,18 +155,20 @@ params='{}'
 jq -n --argjson params "$params" --argjson features "$features" --arg start "$start_time" --arg kernel "$(uname -r)" \
    --arg qd "$(printf '%b' "$qd")" --arg exp "$experiment" --arg cc "$cc" --arg cc2 "$cc2" --arg cbr "$cbr_mbps" \
    --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson t "$duration_s" \
-   --argjson off "$flow2_offset_s" --argjson k "$path_skew_ms" --argjson rep "$rep" \
+   --argjson off "$flow2_offset_s" --argjson k "$path_skew_ms" --argjson rep "$rep" --arg qm "$queue_model_used" \
+   --argjson shim_stats "$shim_stats" --arg ulen "$udp_len_bytes" \
    --argjson self_check "$self_check" --argjson host_load "$host_load" --arg ssi "$SS_INTERVAL_S" --argjson cc_impl "$cc_impl" \
    --argjson burst "$(jq .defaults.tbf_burst_bytes.netns "$TB/topology.json")" \
    --arg sysctls "$(ip netns exec "${P}src1" sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling)" \
    --arg iperf3v "$(iperf3 --version 2>&1 | sed -n 1p)" --arg tcpdumpv "$(tcpdump --version 2>&1 | sed -n 1p)" \
    '{params: ($params + {experiment:$exp, cc:$cc, cc2:(if $cc2=="" then null else $cc2 end),
        cbr_mbps:(if $cbr=="" then null else ($cbr|tonumber) end), path_mode:$pm, link_delay_ms:$d, loss_pct:$l,
-       duration_s:$t, flow2_offset_s:$off, path_skew_ms:$k, rep:$rep, backend:"netns"}),
+       duration_s:$t, flow2_offset_s:$off, path_skew_ms:$k, queue_model:$qm,
+       udp_len_bytes:(if $ulen == "" then null else ($ulen|tonumber) end), rep:$rep, backend:"netns"}),
      backend:"netns", kernel:$kernel, start_time:$start, sysctls:($sysctls|split("\n")), qdisc:$qd,
      tool_versions:{iperf3:$iperf3v, tcpdump:$tcpdumpv},
      delay_mechanism:$features.mechanism.delay, round_robin_mechanism:(if $pm=="multipath" then $features.mechanism.round_robin else "none" end),
-     fq:(if $features.fq then "fq" else "fq: not available" end), features:$features, cc_impl:$cc_impl, self_check:$self_check, host_load:$host_load, ss_interval_s:($ssi|tonumber), tbf_burst_bytes:$burst, status:"complete"}' > "$out/meta.json.tmp"
+     fq:(if $features.fq then "fq" else "fq: not available" end), features:$features, cc_impl:$cc_impl, shim_stats:$shim_stats, self_check:$self_check, host_load:$host_load, ss_interval_s:($ssi|tonumber), tbf_burst_bytes:$burst, status:"complete"}' > "$out/meta.json.tmp"
 mv "$out/meta.json.tmp" "$out/meta.json"
 # stop captures before declaring the run complete, so pcaps are flushed
 stop_captures

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # netns backend for the study-000 testbed: 8 namespaces named ${MPCC_NS_PREFIX:-mpcc-}<node>.
 # usage: netns.sh up [--path-mode single|multipath] [--link-delay-ms D] [--loss-pct L] [--path-skew-ms K]
-#        netns.sh down | check | counters | rtt | features | exec NODE -- CMD...
+#                   [--queue-model fifo-after-delay|tbf-netem|netem-tbf|netem-tbf-k6]
+#        netns.sh down | check | counters | rtt | shim-stats | features | exec NODE -- CMD...
+# shim-stats: each switch's delay-shim counters since the last shim-stats (JSON): packets released, released > 1 ms
+# and > 5 ms late, dropped at the netem limit, the most packets counted against it (docs/netem-semantics.md)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=testbed/nodes/common.sh
@@ -9,7 +12,7 @@ source "$HERE/nodes/common.sh"
 SHIM="$HERE/delayshim/delayshim"
 RUNSTATE="/run/mpcc-netns/${NS_PREFIX}"
 
-usage() { echo "usage: netns.sh up [--path-mode single|multipath] [--link-delay-ms D] [--loss-pct L] [--path-skew-ms K] | down | check | counters | rtt | features | exec NODE -- CMD..." >&2; exit 2; }
+usage() { echo "usage: netns.sh up [--path-mode single|multipath] [--link-delay-ms D] [--loss-pct L] [--path-skew-ms K] [--queue-model fifo-after-delay|tbf-netem|netem-tbf|netem-tbf-k6] | down | check | counters | rtt | shim-stats | features | exec NODE -- CMD..." >&2; exit 2; }
 
 ifname() { echo "$(short_of "$1")-$(short_of "$2")"; }
 
@@ -60,7 +63,7 @@ build() {
 
 do_up() {
     # shellcheck disable=SC2034  # fq: set by parse_up_args, unused here (the capture tool applies fq per host)
-    local path_mode link_delay_ms loss_pct path_skew_ms fq
+    local path_mode link_delay_ms loss_pct path_skew_ms queue_model fq
     parse_up_args 0 "$@"
     [[ $EUID -eq 0 ]] || die "netns backend needs root"
 
@@ -85,15 +88,17 @@ do_up() {
     for n in src1 src2 dst1 dst2; do ip netns exec "$(ns_of "$n")" bash "$HERE/nodes/host.sh" >/dev/null; done
     ip netns exec "$(ns_of router1)" bash "$HERE/nodes/router.sh" "$path_mode" r1-src1 r1-src2 10.4.0.0/16 10.2.1.2 10.2.2.2 "$rr" >&2
     ip netns exec "$(ns_of router2)" bash "$HERE/nodes/router.sh" "$path_mode" r2-dst1 r2-dst2 10.1.0.0/16 10.3.1.2 10.3.2.2 "$rr" >&2
-    local half half2 burst
+    local half half2 burst qm
     burst=$(jq -r .defaults.tbf_burst_bytes.netns "$TOPOLOGY")
+    qm=$queue_model
+    [[ -n $qm ]] || { if [[ $mech == netem ]]; then qm=tbf-netem; else qm=fifo-after-delay; fi; }
     half=$(awk -v d="$link_delay_ms" 'BEGIN{printf "%g", d/2}')
     half2=$(awk -v d="$link_delay_ms" -v k="$path_skew_ms" 'BEGIN{printf "%g", d/2+k}')
-    ip netns exec "$(ns_of switch1)" bash "$HERE/nodes/switch.sh" sw1-r1 sw1-r2 "$half" "$loss_pct" "$mech" "$SHIM" "$RUNSTATE/shim-switch1.pid" "$burst" >&2
-    ip netns exec "$(ns_of switch2)" bash "$HERE/nodes/switch.sh" sw2-r1 sw2-r2 "$half2" "$loss_pct" "$mech" "$SHIM" "$RUNSTATE/shim-switch2.pid" "$burst" >&2
-    jq -n --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson k "$path_skew_ms" --arg mech "$mech" --arg rr "$(jq -r .mechanism.round_robin <<<"$feat")" --argjson b "$burst" \
-        '{path_mode:$pm, link_delay_ms:$d, loss_pct:$l, path_skew_ms:$k, tbf_burst_bytes:$b, delay_mechanism:$mech, round_robin_mechanism:(if $pm=="multipath" then $rr else "none" end)}' > "$RUNSTATE/params.json"
-    log "up: path_mode=$path_mode link_delay_ms=$link_delay_ms loss_pct=$loss_pct path_skew_ms=$path_skew_ms delay=$mech"
+    ip netns exec "$(ns_of switch1)" bash "$HERE/nodes/switch.sh" sw1-r1 sw1-r2 "$half" "$loss_pct" "$mech" "$SHIM" "$RUNSTATE/shim-switch1.pid" "$burst" --queue-model "$qm" >&2
+    ip netns exec "$(ns_of switch2)" bash "$HERE/nodes/switch.sh" sw2-r1 sw2-r2 "$half2" "$loss_pct" "$mech" "$SHIM" "$RUNSTATE/shim-switch2.pid" "$burst" --queue-model "$qm" >&2
+    jq -n --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson k "$path_skew_ms" --arg mech "$mech" --arg rr "$(jq -r .mechanism.round_robin <<<"$feat")" --argjson b "$burst" --arg qm "$qm" \
+        '{path_mode:$pm, link_delay_ms:$d, loss_pct:$l, path_skew_ms:$k, queue_model:$qm, tbf_burst_bytes:$b, delay_mechanism:$mech, round_robin_mechanism:(if $pm=="multipath" then $rr else "none" end)}' > "$RUNSTATE/params.json"
+    log "up: path_mode=$path_mode link_delay_ms=$link_delay_ms loss_pct=$loss_pct path_skew_ms=$path_skew_ms queue_model=$qm delay=$mech"
 }
 
 do_exec() {
@@ -167,6 +172,29 @@ do_check() {
           ok:($okr and ($pok != false) and $rok)}'
 }
 
+# shim-stats: SIGUSR1 to each switch's shim (it prints its counters since the previous report and restarts them), then
+# the last report line of each as JSON; null for a switch without a shim (netem, or zero delay)
+do_shim_stats() {
+    [[ $EUID -eq 0 ]] || die "netns backend needs root"
+    local sw pidf logf pid line out="{}" before i
+    for sw in switch1 switch2; do
+        pidf="$RUNSTATE/shim-$sw.pid" logf="$RUNSTATE/shim-$sw.log" line=""
+        if [[ -f $pidf ]] && pid=$(cat "$pidf") && kill -0 "$pid" 2>/dev/null; then
+            before=0
+            [[ -f $logf ]] && before=$(grep -c '^delayshim: released' "$logf" || true)
+            kill -USR1 "$pid"
+            for ((i = 0; i < 50; i++)); do   # the shim reports within one poll round (<= its delay)
+                if [[ -f $logf ]] && (( $(grep -c '^delayshim: released' "$logf" || true) > before )); then break; fi
+                sleep 0.02
+            done
+            [[ -f $logf ]] && line=$(grep '^delayshim: released' "$logf" | tail -n 1 || true)
+        fi
+        out=$(jq -c --arg sw "$sw" --arg line "$line" '. + {($sw): (if $line == "" then null else
+              ($line | [scan("([a-z_0-9]+) ([0-9]+)")] | map({key: .[0], value: (.[1] | tonumber)}) | from_entries) end)}' <<<"$out")
+    done
+    echo "$out"
+}
+
 cmd=${1:-}
 shift || usage
 case "$cmd" in
@@ -175,6 +203,7 @@ case "$cmd" in
     check) do_check ;;
     counters) do_counters ;;
     rtt) [[ $EUID -eq 0 ]] || die "netns backend needs root"; rtt_median ;;
+    shim-stats) do_shim_stats ;;
     features) exec bash "$HERE/features.sh" ;;
     exec) do_exec "$@" ;;
     *) usage ;;

@@ -43,6 +43,32 @@ def test_smoke_covers_every_experiment():
     assert all(3 <= r.duration_s <= 5 for r in c.runs)
 
 
+def test_queue_model_is_a_factor_that_leaves_earlier_campaigns_unchanged(tmp_path):
+    """queue_model (docs/testbed.md) and udp_len_bytes multiply the runs; a campaign without it keeps its run ids, parameters and
+    capture-tool flags (the committed bundles resume from them)."""
+    f = tmp_path / "q.yaml"
+    f.write_text("name: q\nreps: 2\nexperiments: [{experiment: link_delay, cc: cubic, link_delay_ms: [10, 100],\n"
+                 "  queue_model: [fifo-after-delay, tbf-netem, netem-tbf]}]\n")
+    runs = load_campaign(f).runs
+    assert len(runs) == 2 * 3 * 2
+    r = next(r for r in runs if r.queue_model == "tbf-netem" and r.link_delay_ms == 100 and r.rep == 1)
+    assert r.run_id == "link_delay__cubic__multipath__d100ms__l0pct__q-tbf-netem__rep01"
+    assert r.params()["queue_model"] == "tbf-netem" and r.args()[-2:] == ["--queue-model", "tbf-netem"]
+    f.write_text("name: u\ndefaults: {udp_len_bytes: [8192, null]}\nexperiments: [{experiment: udp_fairness, cc: cubic,\n"
+                 "  cbr_mbps: 12}, {experiment: link_delay, cc: cubic}]\n")
+    runs = load_campaign(f).runs
+    udp = [r for r in runs if r.experiment == "udp_fairness"]
+    assert sorted(str(r.udp_len_bytes) for r in udp) == ["8192", "None"]
+    r = next(r for r in udp if r.udp_len_bytes == 8192)
+    assert r.run_id == "udp_fairness__cubic__multipath__d10ms__l0pct__cbr12mbps__len8192B__rep01"
+    assert r.args()[-2:] == ["--udp-len-bytes", "8192"] and r.params()["udp_len_bytes"] == 8192
+    assert [r.udp_len_bytes for r in runs if r.experiment == "link_delay"] == [None]
+    paper = load_campaign(REPO / "campaigns/paper.yaml").runs
+    assert all(r.queue_model is None and "queue_model" not in r.params() and "--queue-model" not in r.args()
+               and "__q-" not in r.run_id and r.udp_len_bytes is None and "udp_len_bytes" not in r.params()
+               for r in paper)
+
+
 def test_order_is_seeded():
     c = load_campaign(REPO / "campaigns/paper.yaml")
     a, b = ordered_runs(c, 7), ordered_runs(c, 7)
@@ -71,6 +97,12 @@ def test_order_is_seeded():
     ("family: '999'\nexperiments: [{experiment: scenario, mode: mptcp}]", "unknown family '999'"),
     ("family: '003'\nexperiments: [{experiment: resilience, mode: mptcp}]", "resilience needs udp_flood_mbps"),
     ("family: '003'\nexperiments: [{experiment: scenario, mode: quic}]", "unknown mode"),
+    ("experiments: [{experiment: link_delay, cc: cubic, queue_model: netem}]", "queue_model must be one of"),
+    ("defaults: {queue_model: [tbf-netem, bogus]}\nexperiments: [{experiment: link_delay, cc: cubic}]",
+     "queue_model must be one of"),
+    ("experiments: [{experiment: udp_fairness, cc: cubic, cbr_mbps: 12, udp_len_bytes: 70000}]",
+     "udp_len_bytes must be an integer 16..65507"),
+    ("experiments: [{experiment: loss_rate, cc: cubic, udp_len_bytes: 8192}]", "belongs only to udp_fairness"),
 ])
 def test_bad_campaigns_rejected(tmp_path, body, msg):
     f = tmp_path / "c.yaml"

@@ -35,3 +35,18 @@ def test_the_committed_lock_pins_every_dependency_with_hashes():
     assert text.count("--hash=sha256:") >= len(pins)
     assert "/work" not in text and "/tmp" not in text
     assert not [ln for ln in text.splitlines() if ln.startswith(("--find-links", "--index-url", "-c /"))]
+
+
+def test_environment_yml_and_lab_lock_pin_the_same_versions():
+    """environment.yml installs requirements-lab.lock, which holds every pin of requirements.lock unchanged plus
+    JupyterLab: conda users and the Makefile's .venv get the same versions of the design card's packages."""
+    import yaml
+
+    env = yaml.safe_load((REPO / "environment.yml").read_text())
+    pip_lines = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    assert pip_lines == ["-r requirements-lab.lock"]
+    base = report_env.lock_pins(REPO / "requirements.lock")
+    lab = report_env.lock_pins(REPO / "requirements-lab.lock")
+    assert {k: lab.get(k) for k in base} == base
+    for pkg in ("jupyterlab", "papermill", "numpy", "scipy", "pandas", "seaborn", "dpkt", "nbval"):
+        assert pkg in lab, pkg

@@ -70,6 +70,10 @@ def test_cubic_run_is_complete_with_expected_goodput(env, tmp_path, path_mode, e
     assert (out / "router1.pcap").stat().st_size > 100_000
     meta = json.loads((out / "meta.json").read_text())
     assert meta["params"]["path_mode"] == path_mode and meta["backend"] == "netns"
+    # the queue model that ran (default: the shim's fifo after the delay) and the shims' counters over the flows
+    assert meta["params"]["queue_model"] == "fifo-after-delay"
+    sw1 = meta["shim_stats"]["switch1"]
+    assert sw1["released"] > 100 and sw1["dropped_at_limit"] == 0
     assert (out / "ss" / "flow1.txt").read_text().startswith("# ts=")
     assert abs(_goodput_mbps(out) - expected) <= 0.15 * expected
     assert _namespaces(env["MPCC_NS_PREFIX"]) == []
@@ -85,6 +89,15 @@ def test_bad_parameter_fails_before_any_root_command(env, tmp_path):
     assert res.returncode == 2 and res.stderr.startswith("error: MPCC_SS_INTERVAL_S") and not (tmp_path / "bad-ss").exists()
     res = subprocess.run([str(NETNS), "up", "--loss-pct", "abc"], env=env, capture_output=True, text=True)
     assert res.returncode == 2 and "loss-pct" in res.stderr
+    res = _run(env, tmp_path / "bad-qm", "--experiment", "single_vs_multi", "--cc", "cubic", "--path-mode", "single",
+               "--link-delay-ms", "10", "--loss-pct", "0", "--duration-s", "4", "--queue-model", "netem")
+    assert res.returncode == 2 and res.stderr.startswith("error: --queue-model must be") and not (tmp_path / "bad-qm").exists()
+    res = _run(env, tmp_path / "bad-len", "--experiment", "udp_fairness", "--cc", "cubic", "--cbr-mbps", "12",
+               "--path-mode", "multipath", "--link-delay-ms", "10", "--loss-pct", "0", "--duration-s", "4",
+               "--udp-len-bytes", "70000")
+    assert res.returncode == 2 and res.stderr.startswith("error: --udp-len-bytes must be") and not (tmp_path / "bad-len").exists()
+    res = subprocess.run([str(NETNS), "up", "--queue-model", "pfifo"], env=env, capture_output=True, text=True)
+    assert res.returncode == 2 and "--queue-model must be" in res.stderr
     assert _namespaces(env["MPCC_NS_PREFIX"]) == []
 
 

@@ -231,7 +231,7 @@ else:
     fig, ax = plt.subplots(figsize=(6, 4))
     m = res[res["path"] == 1][["pre_flood_goodput_mbps", "flood_goodput_mbps"]]
     ax.bar(["before the flood", "during the flood"], m.mean().to_numpy(), yerr=m.std(ddof=1).fillna(0).to_numpy(),
-           capsize=4, color=["#4c72b0", "#dd8452"])
+           capsize=4, color=["0.75", "0.45"], edgecolor="k", lw=0.5)   # greys: no cc's colour
     ax.set_ylabel("MPTCP goodput (Mbit/s)")
     ax.set_title("resilience: goodput before vs during the flood (mean, sd)")
     fig.tight_layout()
@@ -294,8 +294,8 @@ for i, (exp, (tab, level)) in enumerate(TABLES.items()):
     line_ci(dly, level, hue="cc", ax=axes[0, i], paper=pd_, paper_y="delay_ms", xlabel=xl,
             ylabel="one-way delay (ms)", title=f"Table {tab}: {exp.replace('_', ' ')} — delay")
     gain = side[side["experiment"] == exp]
-    axes[1, i].plot(gain["level"], gain["ours_gain_pct"], "o-", label="ours (mean of runs)")
-    axes[1, i].plot(gain["level"], gain["paper_gain_pct"], "D", mfc="none", label="paper (its table)")
+    axes[1, i].plot(gain["level"], gain["ours_gain_pct"], "o-", color="k", label="ours (mean of runs)")
+    axes[1, i].plot(gain["level"], gain["paper_gain_pct"], "D", color="k", mfc="none", label="paper (its table)")
     axes[1, i].axhline(0, color="0.5", lw=0.8)
     axes[1, i].set(xlabel=xl, ylabel="received bytes: W+e over W+ (%)", title=f"Table {tab}: {exp.replace('_', ' ')} — gain")
     legend_outside(axes[1, i])

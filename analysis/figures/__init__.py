@@ -18,6 +18,6 @@ from analysis.figures.ss_samples import bdp_packets, cwnd_series, data_connectio
 from analysis.figures.style import CC_ORDER, cc_palette, set_style
 from analysis.figures.summarise import describe_differences, mean_ci, paper_vs_ours
 
-__all__ = ["apply_filters", "experiment_rows", "run_coverage", "save_figure", "save_table", "bar_ci", "legend_outside", "line_ci", "label", "readable", "bdp_packets",
-           "cwnd_series", "data_connection", "parse_ss", "ss_path", "CC_ORDER", "cc_palette", "set_style", "mean_ci",
-           "paper_vs_ours", "describe_differences"]
+__all__ = ["apply_filters", "experiment_rows", "run_coverage", "save_figure", "save_table", "bar_ci", "legend_outside",
+           "line_ci", "label", "readable", "bdp_packets", "cwnd_series", "data_connection", "parse_ss", "ss_path",
+           "CC_ORDER", "cc_palette", "set_style", "mean_ci", "paper_vs_ours", "describe_differences"]

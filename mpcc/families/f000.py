@@ -19,6 +19,12 @@ BACKENDS = ("netns", "vagrant")
 EXPERIMENTS = ("single_vs_multi", "link_delay", "loss_rate", "tcp_fairness", "udp_fairness")
 KNOWN_CCS = ("reno", "bic", "cubic", "bbr", "westwood", "westwood_e", "pcc_vivace", "htcp", "vegas", "illinois", "highspeed", "scalable")
 PATH_MODES = ("single", "multipath")
+# how each switch chains its delay and its 100-packet buffer (testbed/nodes/switch.sh --queue-model,
+# docs/netem-semantics.md); not given: the backend's own (fifo-after-delay with the delay shim, tbf-netem with netem)
+QUEUE_MODELS = ("fifo-after-delay", "tbf-netem", "netem-tbf", "netem-tbf-k6")
+# UDP payload per datagram of udp_fairness's CBR flow (iperf3 -l), bytes; not given: iperf3's own default (the control
+# connection's MSS since 3.1.5; 8192 up to 3.1.4, the paper's era: docs/netem-semantics.md section 5)
+UDP_LEN_BYTES = (16, 65507)
 TWO_FLOW = ("tcp_fairness", "udp_fairness")  # experiments with a second flow (starting at flow2_offset_s)
 
 # name: (type, minimum, maximum)
@@ -50,6 +56,8 @@ class Run:
     rep: int
     cc2: str | None = None
     cbr_mbps: float | None = None
+    queue_model: str | None = None
+    udp_len_bytes: int | None = None
     family = FAMILY
 
     @property
@@ -58,13 +66,21 @@ class Run:
         parts = [self.experiment, ccs, self.path_mode, f"d{_num(self.link_delay_ms)}ms", f"l{_num(self.loss_pct)}pct"]
         if self.cbr_mbps is not None:
             parts.append(f"cbr{_num(self.cbr_mbps)}mbps")
+        if self.udp_len_bytes is not None:
+            parts.append(f"len{self.udp_len_bytes}B")
         if self.path_skew_ms:
             parts.append(f"skew{_num(self.path_skew_ms)}ms")
+        if self.queue_model is not None:
+            parts.append(f"q-{self.queue_model}")
         parts.append(f"rep{self.rep:02d}")
         return "__".join(parts)
 
     def params(self) -> dict:
         d = {k: getattr(self, k) for k in RUN_KEYS}
+        if self.queue_model is not None:
+            d["queue_model"] = self.queue_model
+        if self.udp_len_bytes is not None:
+            d["udp_len_bytes"] = self.udp_len_bytes
         d["rep"] = self.rep
         d["run_id"] = self.run_id
         return d
@@ -81,6 +97,10 @@ class Run:
             out += ["--cc2", self.cc2]
         if self.cbr_mbps is not None:
             out += ["--cbr-mbps", _num(self.cbr_mbps)]
+        if self.queue_model is not None:
+            out += ["--queue-model", self.queue_model]
+        if self.udp_len_bytes is not None:
+            out += ["--udp-len-bytes", str(self.udp_len_bytes)]
         return out
 
 
@@ -95,8 +115,9 @@ def _check_cc(value, where: str, key: str = "cc") -> str:
 
 
 def expand(exp: dict, defaults: dict, reps: int, where: str) -> list[Run]:
-    name, e_reps = experiment_header(exp, tuple(EXPERIMENTS), set(NUMERIC) | {"cc", "cc_pair", "path_mode"}, reps,
-                                     where)
+    name, e_reps = experiment_header(exp, tuple(EXPERIMENTS), set(NUMERIC) | {"cc", "cc_pair", "path_mode", "queue_model",
+                                                                            "udp_len_bytes"},
+                                     reps, where)
     merged = {**defaults, **{k: v for k, v in exp.items() if k not in ("experiment", "reps")}}
 
     if name == "tcp_fairness":
@@ -124,18 +145,34 @@ def expand(exp: dict, defaults: dict, reps: int, where: str) -> list[Run]:
     for m in modes:
         if m not in PATH_MODES:
             raise UserError(f"{where}: path_mode must be single or multipath, got {m!r}")
+    qmodels = _as_list(merged.pop("queue_model", None))
+    for q in qmodels:
+        if q is not None and q not in QUEUE_MODELS:
+            raise UserError(f"{where}: queue_model must be one of {', '.join(QUEUE_MODELS)}, got {q!r}")
+    ulens = _as_list(merged.pop("udp_len_bytes", None))
+    if name != "udp_fairness" and "udp_len_bytes" not in exp:
+        ulens = [None]   # a campaign-wide default applies to the UDP experiment only
+    for u in ulens:
+        if u is None:
+            continue
+        if isinstance(u, bool) or not isinstance(u, int) or not UDP_LEN_BYTES[0] <= u <= UDP_LEN_BYTES[1]:
+            raise UserError(f"{where}: udp_len_bytes must be an integer {UDP_LEN_BYTES[0]}..{UDP_LEN_BYTES[1]}, "
+                            f"got {u!r}")
+        if name != "udp_fairness":
+            raise UserError(f"{where}: udp_len_bytes belongs only to udp_fairness")
     factors = {k: [_check_number(k, v, where) for v in _as_list(merged[k])] for k in NUMERIC if k in merged}
     for k, vals in factors.items():
         if not vals:
             raise UserError(f"{where}: {k} is an empty list")
     keys = list(factors)
     runs = []
-    for (cc, cc2), mode, combo in itertools.product(cc_opts, modes, itertools.product(*factors.values())):
+    for (cc, cc2), mode, qm, ulen, combo in itertools.product(cc_opts, modes, qmodels, ulens,
+                                                              itertools.product(*factors.values())):
         vals = dict(zip(keys, combo))
         if vals["flow2_offset_s"] >= vals["duration_s"] and name in TWO_FLOW:
             raise UserError(f"{where}: flow2_offset_s must be shorter than duration_s")
         for rep in range(1, e_reps + 1):
-            runs.append(Run(experiment=name, cc=cc, cc2=cc2, path_mode=mode, rep=rep,
+            runs.append(Run(experiment=name, cc=cc, cc2=cc2, path_mode=mode, rep=rep, queue_model=qm, udp_len_bytes=ulen,
                             cbr_mbps=vals.get("cbr_mbps"), **{k: vals[k] for k in keys if k != "cbr_mbps"}))
     return runs
 
@@ -143,7 +180,7 @@ def expand(exp: dict, defaults: dict, reps: int, where: str) -> list[Run]:
 
 
 def check_defaults(defaults: dict, where: str) -> None:
-    unknown = set(defaults) - set(NUMERIC) - {"path_mode"}
+    unknown = set(defaults) - set(NUMERIC) - {"path_mode", "queue_model", "udp_len_bytes"}
     if unknown:
         raise UserError(f"{where}: unknown default(s) {', '.join(sorted(unknown))}")
 

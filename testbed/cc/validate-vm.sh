@@ -20,6 +20,8 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
+# shellcheck source=testbed/lib/qemu_box.sh
+source "$ROOT/testbed/lib/qemu_box.sh"   # qbox_key, qbox_prepare, qbox_boot, gssh, qbox_teardown
 out="" reps=10 duration=30 ccs="bic westwood" box="${MPCC_VAGRANT_BOX:-mpcc/debian12}" mem_mb=2048 cpus=2
 boot_timeout=900 ss_interval=0.1
 GUEST_IN=/tmp/ccval-in GUEST_OUT=/var/tmp/ccval-out
@@ -67,34 +69,18 @@ done
 [[ ${#missing[@]} -eq 0 ]] || die "missing ${missing[*]}: apt-get update && apt-get install -y --no-install-recommends \
 qemu-system-x86 qemu-utils mmdebstrap e2fsprogs vagrant openssh-client jq make clang llvm libbpf-dev bpftool iproute2"
 
-key=""
-for k in /usr/share/rubygems-integration/all/gems/vagrant-*/keys/vagrant /opt/vagrant/embedded/gems/gems/vagrant-*/keys/vagrant \
-         /usr/lib/ruby/vendor_ruby/vagrant/keys/vagrant; do
-    [[ -f "$k" ]] && { key=$k; break; }
-done
-[[ -n "$key" ]] || die "cannot find vagrant's insecure private key (keys/vagrant; the box authorises its public half)"
+qbox_key
 
 T0=$(date +%s)
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
 # ---- VM teardown: always
-work="" qpid=""
 # shellcheck disable=SC2317  # the EXIT trap
 teardown() {
     local rc=$?
     trap - EXIT INT TERM HUP
-    if [[ -n "$qpid" ]] && kill -0 "$qpid" 2>/dev/null; then
-        log "stopping the VM (qemu pid $qpid)"
-        kill "$qpid" 2>/dev/null || true
-        for _ in $(seq 50); do kill -0 "$qpid" 2>/dev/null || break; sleep 0.2; done
-        kill -9 "$qpid" 2>/dev/null || true
-        wait "$qpid" 2>/dev/null || true
-    fi
-    if [[ -n "$work" && -d "$work" ]]; then
-        cp "$work/console.log" "$out/console.log" 2>/dev/null || true
-        rm -rf "$work"
-    fi
+    qbox_teardown "$out"
     exit "$rc"
 }
 trap teardown EXIT
@@ -114,54 +100,10 @@ for cc in "${CCS[@]}"; do
 done
 
 # ---- 2. the box
-t=$(date +%s)
-log "box $box (testbed/vagrant/build-box.sh)"
-bash "$ROOT/testbed/vagrant/build-box.sh" --name "$box" >&2
-T_BOX=$(( $(date +%s) - t ))
-boxdir="${VAGRANT_HOME:-$HOME/.vagrant.d}/boxes/${box//\//-VAGRANTSLASH-}/0/libvirt"
-for f in box.img vmlinuz initrd.img Vagrantfile; do [[ -f "$boxdir/$f" ]] || die "box $box has no $f in $boxdir"; done
-box_rev=$(sed -n 's/^# mpcc-box-revision: //p' "$boxdir/Vagrantfile")
-cmdline=$(sed -n 's/^ *lv\.cmd_line = "\(.*\)"$/\1/p' "$boxdir/Vagrantfile")
-[[ -n "$cmdline" ]] || cmdline="root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet mitigations=off"
+qbox_prepare "$box"
 
 # ---- 3. boot
-work=$(mktemp -d /var/tmp/mpcc-ccval.XXXXXX)
-qemu-img create -q -f qcow2 -F qcow2 -b "$boxdir/box.img" "$work/disk.qcow2"
-install -m 0600 "$key" "$work/key"
-port=""
-for _ in $(seq 50); do
-    p=$(( 20000 + RANDOM % 20000 ))
-    if [[ -z "$(ss -Htln "sport = :$p")" ]]; then port=$p; break; fi
-done
-[[ -n "$port" ]] || die "no free local port for the ssh forward"
-QEMU_ARGS=(-name mpcc-ccval -machine pc -accel "tcg,tb-size=256" -cpu qemu64 -smp "$cpus" -m "$mem_mb"
-    -nodefaults -display none -monitor none -serial "file:$work/console.log"
-    -kernel "$boxdir/vmlinuz" -initrd "$boxdir/initrd.img" -append "$cmdline"
-    -drive "file=$work/disk.qcow2,if=virtio,format=qcow2,cache=unsafe"
-    -netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$port-:22" -device "virtio-net-pci,netdev=n0"
-    -device virtio-rng-pci)
-t=$(date +%s)
-log "booting: qemu-system-x86_64 (TCG, cpu qemu64, $cpus vCPU, $mem_mb MB), ssh on 127.0.0.1:$port; console $work/console.log"
-qemu-system-x86_64 "${QEMU_ARGS[@]}" </dev/null >"$work/qemu.log" 2>&1 &
-qpid=$!
-SSH_OPTS=(-i "$work/key" -p "$port" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR
-          -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=10 -o ServerAliveInterval=15 -o ServerAliveCountMax=20)
-SCP_OPTS=(-i "$work/key" -P "$port" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR
-          -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=10)
-# shellcheck disable=SC2029  # the remote command line is built here on purpose
-gssh() { ssh "${SSH_OPTS[@]}" vagrant@127.0.0.1 "$@"; }
-deadline=$(( $(date +%s) + boot_timeout ))
-until gssh true 2>/dev/null; do
-    if ! kill -0 "$qpid" 2>/dev/null; then
-        die "qemu exited during boot: $(tail -5 "$work/qemu.log" | tr '\n' ' '); console tail: $(tail -20 "$work/console.log" | tr -d '\r' | tr '\n' '|')"
-    fi
-    if (( $(date +%s) > deadline )); then
-        die "no ssh after ${boot_timeout} s; console tail: $(tail -20 "$work/console.log" | tr -d '\r' | tr '\n' '|')"
-    fi
-    sleep 5
-done
-T_BOOT=$(( $(date +%s) - t ))
-guest_kernel=$(gssh uname -r)
+qbox_boot mpcc-ccval "$cpus" "$mem_mb" "$boot_timeout"
 log "guest up after $T_BOOT s: kernel $guest_kernel"
 
 # ---- 4. copy in, run

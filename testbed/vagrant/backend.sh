@@ -80,13 +80,14 @@ sync_testbed() { # NODE: keep the guest copy of testbed/ identical to the host's
 }
 
 do_up() {
-    local args=() path_mode link_delay_ms loss_pct path_skew_ms fq
+    local args=() path_mode link_delay_ms loss_pct path_skew_ms queue_model fq
     parse_up_args 1 "$@"
     [[ $EUID -eq 0 ]] || die "the vagrant backend needs root (libvirt system connection)"
     command -v vagrant >/dev/null || die "vagrant not found: run testbed/vagrant/host-setup.sh"
 
     ensure_vms
     args=(--path-mode "$path_mode" --link-delay-ms "$link_delay_ms" --loss-pct "$loss_pct" --path-skew-ms "$path_skew_ms" --rr-mech "$RR_MECH")
+    [[ -z "$queue_model" ]] || args+=(--queue-model "$queue_model")
     local n pids=() fail=0
     for n in "${NODES[@]}"; do
         (
@@ -105,8 +106,8 @@ do_up() {
     done
     [[ $fail == 0 ]] || die "up: node set-up failed (see messages above)"
     host_sched
-    jq -n --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson k "$path_skew_ms" \
-        '{path_mode:$pm, link_delay_ms:$d, loss_pct:$l, path_skew_ms:$k}' > "$STATE/params.json"
+    jq -n --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson k "$path_skew_ms" --arg qm "$queue_model" \
+        '{path_mode:$pm, link_delay_ms:$d, loss_pct:$l, path_skew_ms:$k, queue_model:(if $qm == "" then null else $qm end)}' > "$STATE/params.json"
     log "up: path_mode=$path_mode link_delay_ms=$link_delay_ms loss_pct=$loss_pct path_skew_ms=$path_skew_ms on 8 VMs"
 }
 

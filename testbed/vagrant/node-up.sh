@@ -2,7 +2,7 @@
 # Set up ONE VM of the vagrant testbed, run INSIDE the guest as root (by `vagrant provision` and by backend.sh up).
 # Idempotent: addresses, routes, qdiscs and nft tables are replaced, never added twice.
 # usage: node-up.sh [--install] NODE [--path-mode M] [--link-delay-ms D] [--loss-pct L] [--path-skew-ms K] [--fq]
-#                   [--rr-mech auto|teql|nft] [--tbf-burst-bytes B]
+#                   [--rr-mech auto|teql|nft] [--tbf-burst-bytes B] [--queue-model fifo-after-delay|tbf-netem|netem-tbf|netem-tbf-k6]
 #   --rr-mech  round-robin mechanism of the routers: auto = TEQL when the guest kernel has it (the paper's), else nft
 #   --tbf-burst-bytes  the switches' TBF bucket [topology.json defaults.tbf_burst_bytes.vagrant: 10000, the
 #              tc-tbf(8) minimum for 10 Mbit/s; a VM's qdisc timer fires late whenever its vCPU waits for a host core]
@@ -40,7 +40,7 @@ link_delay_ms=$(jq -r .defaults.link_delay_ms "$TOPOLOGY")
 loss_pct=$(jq -r .defaults.loss_pct "$TOPOLOGY")
 path_skew_ms=$(jq -r .defaults.path_skew_ms "$TOPOLOGY")
 tbf_burst_bytes=$(jq -r .defaults.tbf_burst_bytes.vagrant "$TOPOLOGY")   # switches' TBF bucket (switch.sh)
-fq=0 rr_mech=auto
+fq=0 rr_mech=auto queue_model=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --path-mode) path_mode=${2:-}; shift 2 || die "--path-mode needs a value" ;;
@@ -50,6 +50,7 @@ while [[ $# -gt 0 ]]; do
         --fq) fq=1; shift ;;
         --rr-mech) rr_mech=${2:-}; shift 2 || die "--rr-mech needs a value" ;;
         --tbf-burst-bytes) tbf_burst_bytes=${2:-}; shift 2 || die "--tbf-burst-bytes needs a value" ;;
+        --queue-model) queue_model=${2:-}; shift 2 || die "--queue-model needs a value" ;;
         *) die "unknown option $1" ;;
     esac
 done
@@ -58,6 +59,8 @@ done
 is_number "$link_delay_ms" || die "--link-delay-ms must be a non-negative number"
 is_number "$loss_pct" || die "--loss-pct must be a number"
 is_number "$path_skew_ms" || die "--path-skew-ms must be a non-negative number"
+[[ -z "$queue_model" || "$queue_model" =~ ^(fifo-after-delay|tbf-netem|netem-tbf|netem-tbf-k6)$ ]] ||
+    die "--queue-model must be fifo-after-delay, tbf-netem, netem-tbf or netem-tbf-k6"
 if ! [[ "$tbf_burst_bytes" =~ ^[1-9][0-9]{3,8}$ ]] || (( tbf_burst_bytes < 1514 )); then die "--tbf-burst-bytes must be an integer >= 1514"; fi
 
 # kernel modules the study needs (absent modules are reported by features.sh, not fatal here)
@@ -133,7 +136,9 @@ case "$role" in
         mech=netem
         [[ -d /sys/module/sch_netem ]] || mech=shim
         [[ $mech == netem ]] || [[ -x "$TB/delayshim/delayshim" ]] || die "$node: no netem and no delay shim in this guest"
-        bash "$TB/nodes/switch.sh" "$if_src" "$if_dst" "$half" "$loss_pct" "$mech" "$TB/delayshim/delayshim" /run/mpcc-shim.pid "$tbf_burst_bytes"
+        qm_args=()
+        [[ -z "$queue_model" ]] || qm_args=(--queue-model "$queue_model")
+        bash "$TB/nodes/switch.sh" "$if_src" "$if_dst" "$half" "$loss_pct" "$mech" "$TB/delayshim/delayshim" /run/mpcc-shim.pid "$tbf_burst_bytes" "${qm_args[@]}"
         ;;
     *) die "unknown role '$role' for $node" ;;
 esac

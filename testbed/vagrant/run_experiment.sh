@@ -58,7 +58,9 @@ trap 'exit 143' TERM
 
 start_time=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
 say "up: $path_mode delay=$link_delay_ms loss=$loss_pct skew=$path_skew_ms (vagrant)"
-bash "$BE" up --path-mode "$path_mode" --link-delay-ms "$link_delay_ms" --loss-pct "$loss_pct" --path-skew-ms "$path_skew_ms" "${fq_opt[@]}" 2>>"$LOG"
+qm_opt=()
+[[ -z "$queue_model" ]] || qm_opt=(--queue-model "$queue_model")
+bash "$BE" up --path-mode "$path_mode" --link-delay-ms "$link_delay_ms" --loss-pct "$loss_pct" --path-skew-ms "$path_skew_ms" "${fq_opt[@]}" "${qm_opt[@]}" 2>>"$LOG"
 features=$(bash "$BE" features 2>>"$LOG")
 
 host_sched=$(bash "$BE" host-sched 2>>"$LOG") || host_sched='null'
@@ -154,7 +156,7 @@ if [[ $flow2 == 1 ]]; then
         on src2 "iperf3 -c 10.4.2.2 -p 5202 -C $cc2 -t $d2 --json" > "$out/iperf3/flow2-client.json" 2>>"$LOG" &
     else
         say "flow2 start udp cbr=$cbr_mbps"
-        on src2 "iperf3 -c 10.4.2.2 -p 5202 -u -b ${cbr_mbps}M -t $d2 --json" > "$out/iperf3/flow2-client.json" 2>>"$LOG" &
+        on src2 "iperf3 -c 10.4.2.2 -p 5202 -u -b ${cbr_mbps}M ${udp_len_bytes:+-l $udp_len_bytes} -t $d2 --json" > "$out/iperf3/flow2-client.json" 2>>"$LOG" &
     fi
     c2=$!
 fi
@@ -208,6 +210,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
    --arg sysctls "$(on src1 "sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling")" \
    --arg iperf3v "$(on src1 "iperf3 --version 2>&1 | sed -n 1p")" --arg tcpdumpv "$(on router1 "tcpdump --version 2>&1 | sed -n 1p")" \
    --arg host_kernel "$(uname -r)" --arg provider "${VAGRANT_DEFAULT_PROVIDER:-libvirt}" --argjson cc_impl "$cc_impl" \
+   --arg qm "$queue_model" --arg ulen "$udp_len_bytes" \
    '($pm == "multipath") as $mp
     | (if $mp then $d + $k else $d end) as $exp_rtt
     | (if $rtt == null then false else (($rtt - $exp_rtt) <= 3 and ($exp_rtt - $rtt) <= 1) end) as $rtt_ok
@@ -215,7 +218,10 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
     | ($rr2 + {parity_ok: (if $mp then (($rr2.path1_pkts - $rr2.path2_pkts) | fabs) <= ([2, ($rr2.path1_pkts + $rr2.path2_pkts) * 0.001] | max) and $rr2.path1_pkts > 0 else null end)}) as $r2
     | {params: ($params + {experiment:$exp, cc:$cc, cc2:(if $cc2=="" then null else $cc2 end),
        cbr_mbps:(if $cbr=="" then null else ($cbr|tonumber) end), path_mode:$pm, link_delay_ms:$d, loss_pct:$l,
-       duration_s:$t, flow2_offset_s:$off, path_skew_ms:$k, rep:$rep, backend:"vagrant"}),
+       duration_s:$t, flow2_offset_s:$off, path_skew_ms:$k, rep:$rep, backend:"vagrant",
+       udp_len_bytes:(if $ulen == "" then null else ($ulen|tonumber) end),
+       queue_model:(if $qm != "" then $qm elif $features.mechanism.delay == "netem" then "tbf-netem"
+                    else "fifo-after-delay" end)}),
      backend:"vagrant", vagrant_provider:$provider, kernel:$kernel, kernels:$kernels, host_kernel:$host_kernel,
      start_time:$start, sysctls:($sysctls|split("\n")), qdisc:$qd,
      tool_versions:{iperf3:$iperf3v, tcpdump:$tcpdumpv},

@@ -1,0 +1,775 @@
+"""Real netem against the delay shim's emulation of it, in the same Debian 12 VM (``testbed/delayshim/validate-vm.sh``;
+docs/netem-semantics.md sections 4, 7, 9 and 10).
+
+Input: a results directory as the harness writes it::
+
+    DIR/meta.json                              host side: qemu, guest kernel and its package, sha256s (optional here)
+    DIR/setup.json                             guest side: kernel, ``netem_patches`` {K4, K5, K6} (optional here)
+    DIR/runs/repNN-MODEL-dD-IMPL/run.json      rep, model, delay_ms (one-way, per interface), implementation
+                                               ("netem" | "shim"), ``tc -s qdisc`` text before/after the flow, the
+                                               shim's report line, tcpdump's counters, the guest's ``check``
+    DIR/runs/.../sw-a.pcap[.gz|.xz]            UDP a -> b as it reached the switch (tcpdump -Q in on sw-a)
+    DIR/runs/.../sw-b.pcap[.gz|.xz]            the same flow as it left the switch's egress qdisc (-Q out on sw-b)
+    DIR/runs/.../tc.txt[.gz|.xz]               ``tc -s qdisc show dev sw-b`` blocks, each after ``# ts=<epoch s>``
+    DIR/runs/.../iperf3.json                   iperf3 client --json (optional: a cross-check of the goodput)
+
+Per arm (:func:`load_arm`), over the steady window (the last 60 % of the flow, :func:`steady_window`; the flow runs
+from the first to the last data packet at the ingress):
+
+* sojourn (ms) of every data packet from the two captures (:func:`match_sojourns`: same 5-tuple, IP id and UDP
+  payload length), queueing delay = sojourn - d (ms), its median, p95 and p99 (:func:`quantiles`);
+* the standing queue (packets) from the sojourns, ``queue_pkts`` = median queueing delay / s with s = 1.192 ms, the
+  time the 10 Mbit/s TBF takes per 1490-byte frame (1448 + 8 + 20 + 14 bytes). This is the primary occupancy
+  measure: it is computed the same way for every arm;
+* the occupancy from the tc samples as a cross-check (:func:`tc_plateau`): the median qlen (packets) of the qdisc
+  :data:`TC_QUEUE` names for the model and implementation. With the shim the delay is outside the qdiscs, so the
+  root tbf's qlen is the standing queue. With real netem the root counts netem's delayed packets too: for
+  ``tbf-netem`` (recipe A) netem is the tbf's child and holds delay line and queue in one count, so the standing
+  queue is read as that qlen minus d/s (the packets in their delay once the limit binds, section 4); for
+  ``netem-tbf`` and ``fifo-after-delay`` the tbf under netem (handle 10:) holds exactly the standing queue;
+* drops: the root qdisc's ``dropped`` counter over the flow (the root adds its children's drops to its own) plus the
+  shim's ``dropped_at_limit``, per 1000 data packets at the ingress (``drops_per_1000``); the drops seen in the
+  captures (ingress packets without an egress match) as a cross-check;
+* goodput (Mbit/s): UDP payload bytes leaving the switch in the steady window (expected 10 x 1448 / 1490 = 9.72).
+
+Per cell (model x delay), shim - netem over the arms (:func:`compare`): mean and 95 % t-interval per implementation,
+the difference with its 90 % Welch interval, a TOST at alpha = 0.05 (:func:`analysis.cc_validation.equivalence`)
+with the margins fixed here before any run: queueing-delay median and p95 +-5 ms (about 4 packets), goodput +-5 % of
+the netem mean, drops per 1000 packets +-15 % of the netem mean. Section 4's prediction of the standing queue
+(:func:`predicted_queue_pkts`) for the kernel the guest ran (its changelog's K4/K5/K6, :func:`kernel_form`) and for
+the shim as switch.sh runs it gives the expected verdict of each cell. :func:`calibration` is section 7's step 2 (each
+arm's plateau within +-1 packet of the prediction); :func:`positive_control` compares the shim's fifo-after-delay
+with real recipe A, a difference of d ms the test must detect.
+
+``python -m analysis.netem_validation DIR [--runs]`` prints the tables in Markdown.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _st
+
+from analysis import markdown_table
+from analysis.cc_validation import equivalence
+from analysis.errors import AnalysisError
+from analysis.ingest import read_pcap
+from analysis.ingest.compressed import open_decompressed
+from analysis.stats import summary, tost
+
+MODELS = ("fifo-after-delay", "tbf-netem", "netem-tbf", "netem-tbf-k6")
+IMPLS = ("netem", "shim")
+A_IP, B_IP = "10.91.1.1", "10.91.2.1"   # the chain a -> sw -> b of validate-guest.sh
+UDP_LEN = 1448                          # iperf3 -l, bytes of UDP payload per datagram
+FRAME_BYTES = UDP_LEN + 8 + 20 + 14     # 1490: the frame as the qdiscs count it (qdisc_pkt_len)
+RATE_BPS = 10e6                         # the switch's TBF rate, bit/s
+S_MS = FRAME_BYTES * 8 / RATE_BPS * 1e3  # 1.192 ms: the TBF's time per frame
+NETEM_LIMIT = 100                       # netem's limit, the pfifo's limit (packets)
+TBF_LIMIT_BYTES = 151400                # the tbf's limit = its default bfifo's (bytes)
+BFIFO_PKTS = TBF_LIMIT_BYTES // FRAME_BYTES   # 101 frames of 1490 bytes
+SEND_PPS = 12e6 / (UDP_LEN * 8)         # 1036 datagrams/s (iperf3 -b 12M counts payload bits)
+STEADY_FRACTION = 0.6                   # the plateau and the steady-state measures use the last 60 % of the flow
+MAX_SOJOURN_S = 2.0                     # an egress packet matches an ingress packet at most this much older
+
+QDELAY_MARGIN_MS = 5.0       # TOST margin on the queueing-delay median and p95 (ms), about 4 packets
+GOODPUT_MARGIN_FRAC = 0.05   # TOST margin on goodput: +-5 % of the netem mean
+DROPS_MARGIN_FRAC = 0.15     # TOST margin on drops per 1000 packets: +-15 % of the netem mean
+ALPHA = 0.05
+PLATEAU_TOLERANCE_PKTS = 1.0  # section 7 step 2: plateau within +-1 packet of the prediction / of the real arm
+MAX_CAPTURE_LOSS = 0.001      # an arm whose captures lost more than 0.1 % of the packets is not used
+MAX_AMBIGUOUS = 0.01          # ... or whose IP ids repeat within MAX_SOJOURN_S for more than 1 % of the matches
+EARLY_SLACK_MS = 1.0          # ... or whose 1st-percentile sojourn is more than this below d (no packet leaves early)
+
+#: which qdisc's qlen (kind, handle) is the occupancy that tc shows, per (model, implementation), and what it counts:
+#: "queue" = the standing queue behind the delay; "shared" = delay line + standing queue (recipe A's one count)
+TC_QUEUE = {
+    ("fifo-after-delay", "shim"): ("tbf", "1:", "queue"),     # shim, then tbf root + pfifo 10:
+    ("tbf-netem", "shim"): ("tbf", "1:", "queue"),            # shim (-m shared), then tbf root + pfifo 10:
+    ("netem-tbf", "shim"): ("tbf", "1:", "queue"),            # shim (-m delayline), then tbf root + bfifo 10:
+    ("fifo-after-delay", "netem"): ("tbf", "10:", "queue"),   # netem root (limit 65536), tbf 10:, pfifo 20:
+    ("tbf-netem", "netem"): ("tbf", "1:", "shared"),          # tbf root, netem 10: (delay line + waiting)
+    ("netem-tbf", "netem"): ("tbf", "10:", "queue"),          # netem root, tbf 10: with its default bfifo
+    ("netem-tbf-k6", "shim"): ("tbf", "1:", "queue"),         # shim (-m shared), then tbf root + bfifo 10:
+    ("netem-tbf-k6", "netem"): ("tbf", "10:", "queue"),       # the same qdiscs as netem-tbf (the kernel decides)
+}
+
+RUN_COLUMNS = ["run", "rep", "model", "delay_ms", "implementation", "order_in_rep", "n_in", "n_out", "n_matched",
+               "n_unmatched_out", "n_ambiguous", "sojourn_min_ms", "qdelay_median_ms", "qdelay_p95_ms",
+               "qdelay_p99_ms", "queue_pkts", "tc_qdisc", "tc_samples", "tc_interval_ms", "tc_plateau_pkts",
+               "tc_queue_pkts", "drops_qdisc", "drops_shim", "drops_counted", "drops_pcap", "drops_per_1000",
+               "drops_pcap_per_1000", "goodput_mbps", "iperf3_mbps", "shim_late1_share", "shim_max_counted",
+               "capture_dropped", "guest_check", "valid", "problem"]
+
+
+# ---------------------------------------------------------------- predictions (section 4)
+#: first upstream stable releases carrying K4 / K6, per series (docs/netem-kernel-versions.md: K4 under
+#: ChangeLog-6.1.121 / -5.10.232, K6 under ChangeLog-6.1.175 / -5.10.258; Debian's first uploads with them are
+#: 6.1.123 / 6.1.176 and 5.10.234 / 5.10.259)
+_FIRST_WITH = {(6, 1): (121, 175), (5, 10): (232, 258)}
+
+
+def _version_form(package: str | None) -> str:
+    """The netem counting implied by a kernel package's Debian version ("linux-image-6.1.0-56-amd64 6.1.192-2" ->
+    upstream 6.1.192 -> "k6"), for the series docs/netem-kernel-versions.md covers (6.1, 5.10); else "unknown"."""
+    m = re.match(r"(\d+)\.(\d+)\.(\d+)", (package or "").split()[-1] if package else "")
+    if not m:
+        return "unknown"
+    first = _FIRST_WITH.get((int(m.group(1)), int(m.group(2))))
+    if first is None:
+        return "unknown"
+    z = int(m.group(3))
+    return "k6" if z >= first[1] else "k4" if z >= first[0] else "pre-k4"
+
+
+def kernel_form(setup: dict, meta: dict | None = None) -> str:
+    """Which netem counting the guest's kernel has: "k6" (K6: netem's limit counts ``sch->q.qlen`` = delay line +
+    child + parked packet; Debian 6.1.176+, the box's 6.1.192), "k4" (K4 without K6: the limit counts the delay line
+    only, one parked packet more fits; 6.1.121-6.1.174), "pre-k4" (v4.15, 6.1.0-6.1.120) or "unknown".
+
+    From ``setup.json`` ``netem_patches`` (K4, K5, K6 found in the running kernel's Debian changelog) when it names
+    K4 or K6; when it finds none of them (possibly a changelog without the kernel's history), from the package's
+    Debian version (``setup`` ``kernel_package`` or ``meta`` ``guest_kernel_package``, :func:`_version_form`), and
+    "pre-k4" only if that says nothing."""
+    p = (setup or {}).get("netem_patches") or {}
+    if p.get("K6") is True:
+        return "k6"
+    if p.get("K4") is True:
+        return "k4"
+    by_version = _version_form((setup or {}).get("kernel_package") or (meta or {}).get("guest_kernel_package"))
+    if by_version != "unknown":
+        return by_version
+    if p.get("K4") is False and p.get("K6") is False:
+        return "pre-k4"
+    return "unknown"
+
+
+def predicted_queue_pkts(model: str, delay_ms: float, form: str) -> float:
+    """Section 4's standing queue (packets) under a saturating overload of 1490-byte frames at 10 Mbit/s, for the
+    one-way delay ``delay_ms`` (ms) per interface. N_d = d / s (s = :data:`S_MS`) is the number of packets in their
+    delay once the limit binds (accepted = drained).
+
+    form: the counting of the reference kernel (:func:`kernel_form`: "pre-k4", "k4", "k6"; "unknown" is taken as
+    "k6", the box's) or "shim" (the delay shim as switch.sh runs it: ``-m shared`` for tbf-netem counts like netem
+    before K4; ``-m delayline`` for netem-tbf caps the delay line only, as netem before K6).
+
+    * fifo-after-delay: 100 (the pfifo behind the delay; real netem's limit 65536 never binds);
+    * tbf-netem (recipe A): 100 - N_d; 101 - N_d with "k4" (the parked packet escapes ``t_len``);
+    * netem-tbf-k6 with the shim: as netem-tbf on a "k6" kernel (switch.sh runs ``-m shared`` before the bfifo);
+    * netem-tbf (recipe B): "k6": min(151400 // 1490, 100 - N_d) = min(101, 100 - N_d) (netem's 100 also counts the
+      tbf's queue); otherwise the tbf's bfifo, 101 frames, as long as netem's 100 does not cap the delay line (it
+      does when 1036 datagrams/s x d >= 100, d >= 96.5 ms; then the admitted rate 100/d is compared with the drain
+      rate and the queue is 101 while it exceeds it, 0 otherwise)."""
+    if model not in MODELS:
+        raise AnalysisError(f"unknown queue model {model!r}")
+    if form not in ("pre-k4", "k4", "k6", "unknown", "shim"):
+        raise AnalysisError(f"unknown kernel form {form!r}")
+    n_d = float(delay_ms) / S_MS
+    if model == "fifo-after-delay":
+        return float(NETEM_LIMIT)
+    if model == "tbf-netem":
+        return NETEM_LIMIT - n_d + (1.0 if form == "k4" else 0.0)
+    if model == "netem-tbf-k6" and form == "shim":   # the shim's -m shared in front of the bfifo: the K6 count
+        return float(min(BFIFO_PKTS, NETEM_LIMIT - n_d))
+    if form in ("k6", "unknown"):
+        return float(min(BFIFO_PKTS, NETEM_LIMIT - n_d))
+    admitted_pps = min(SEND_PPS, NETEM_LIMIT / (float(delay_ms) / 1e3))
+    drain_pps = RATE_BPS / (FRAME_BYTES * 8)
+    return float(BFIFO_PKTS) if admitted_pps > drain_pps else 0.0
+
+
+def predicted_for(model: str, delay_ms: float, implementation: str, form: str) -> float:
+    """:func:`predicted_queue_pkts` for an arm: real netem follows the kernel's ``form``, the shim its own."""
+    return predicted_queue_pkts(model, delay_ms, form if implementation == "netem" else "shim")
+
+
+# ---------------------------------------------------------------- captures
+def flow_packets(table: pd.DataFrame, src: str = A_IP, dst: str = B_IP, udp_len: int = UDP_LEN) -> pd.DataFrame:
+    """The iperf3 data datagrams of a per-packet table (``analysis.ingest.schema``): UDP from ``src`` to ``dst`` with
+    ``udp_len`` bytes of payload (iperf3's 4-byte connect datagram and anything else left out), sorted by ts."""
+    t = table[(table["proto"] == 17) & (table["src"] == src) & (table["dst"] == dst)
+              & (table["payload_len"] == udp_len)]
+    return t.sort_values("ts", kind="stable").reset_index(drop=True)
+
+
+_KEY = ["src", "dst", "sport", "dport", "ip_id", "payload_len"]
+
+
+def match_sojourns(ingress: pd.DataFrame, egress: pd.DataFrame,
+                   max_sojourn_s: float = MAX_SOJOURN_S) -> tuple[pd.DataFrame, dict]:
+    """Match each packet leaving the switch (``egress``, per-packet table rows) with its arrival (``ingress``): same
+    addresses, ports, IPv4 id and UDP payload length, arrived at most ``max_sojourn_s`` (s) before and not matched
+    yet; among several such arrivals (ids repeating: 16-bit wrap, or a sender without per-socket ids) the earliest,
+    as a FIFO path delivers them, and the match counts as ambiguous.
+
+    Returns (matched, counts). matched: one row per matched packet with ts_in, ts_out (epoch s), sojourn_ms (ms),
+    ip_id, payload_len, sorted by ts_in. counts: n_in, n_out, n_matched, n_unmatched_out (egress packets without an
+    arrival: capture loss at the ingress), n_unmatched_in (arrivals never seen leaving: dropped, or capture loss at
+    the egress), n_ambiguous."""
+    groups: dict[tuple, list[float]] = {}
+    ing = ingress.sort_values("ts", kind="stable")
+    for key, ts in zip(ing[_KEY].itertuples(index=False, name=None), ing["ts"].to_numpy(dtype=float)):
+        groups.setdefault(key, []).append(float(ts))
+    ptr = dict.fromkeys(groups, 0)
+    eg = egress.sort_values("ts", kind="stable")
+    t_in, t_out, ids, lens = [], [], [], []
+    unmatched_out = ambiguous = 0
+    for key, ts in zip(eg[_KEY].itertuples(index=False, name=None), eg["ts"].to_numpy(dtype=float)):
+        lst = groups.get(key)
+        if lst is None:
+            unmatched_out += 1
+            continue
+        p = ptr[key]
+        while p < len(lst) and lst[p] < ts - max_sojourn_s:
+            p += 1                                   # too old to be this packet: dropped at the switch
+        if p < len(lst) and lst[p] <= ts:
+            if p + 1 < len(lst) and lst[p + 1] <= ts:
+                ambiguous += 1
+            t_in.append(lst[p])
+            t_out.append(float(ts))
+            ids.append(key[4])
+            lens.append(key[5])
+            p += 1
+        else:
+            unmatched_out += 1
+        ptr[key] = p
+    matched = pd.DataFrame({"ts_in": np.asarray(t_in, dtype=float), "ts_out": np.asarray(t_out, dtype=float),
+                            "ip_id": np.asarray(ids, dtype=np.int64), "payload_len": np.asarray(lens, dtype=np.int64)})
+    matched["sojourn_ms"] = (matched["ts_out"] - matched["ts_in"]) * 1e3
+    matched = matched.sort_values("ts_in", kind="stable").reset_index(drop=True)
+    counts = {"n_in": int(len(ingress)), "n_out": int(len(egress)), "n_matched": int(len(matched)),
+              "n_unmatched_out": int(unmatched_out), "n_unmatched_in": int(len(ingress) - len(matched)),
+              "n_ambiguous": int(ambiguous)}
+    return matched, counts
+
+
+def steady_window(t_first: float, t_last: float, fraction: float = STEADY_FRACTION) -> tuple[float, float]:
+    """The last ``fraction`` of the flow [t_first, t_last] (s): (t_last - fraction x (t_last - t_first), t_last)."""
+    if not (np.isfinite(t_first) and np.isfinite(t_last)) or t_last < t_first:
+        raise AnalysisError(f"bad flow interval [{t_first}, {t_last}]")
+    if not 0 < fraction <= 1:
+        raise AnalysisError(f"fraction must be in (0, 1], got {fraction}")
+    return t_last - fraction * (t_last - t_first), t_last
+
+
+def quantiles(values) -> dict:
+    """median, p95, p99 (numpy's default linear interpolation) and n of ``values`` (units of the input; NaN when
+    empty)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return {"n": 0, "median": np.nan, "p95": np.nan, "p99": np.nan}
+    q = np.quantile(v, [0.5, 0.95, 0.99])
+    return {"n": int(v.size), "median": float(q[0]), "p95": float(q[1]), "p99": float(q[2])}
+
+
+def goodput_mbps(egress: pd.DataFrame, t0: float, t1: float) -> float:
+    """UDP payload leaving the switch with ts in [t0, t1] (s), in Mbit/s (NaN for an empty interval)."""
+    if not t1 > t0:
+        return np.nan
+    sel = egress[(egress["ts"] >= t0) & (egress["ts"] <= t1)]
+    return float(sel["payload_len"].sum()) * 8 / (t1 - t0) / 1e6
+
+
+# ---------------------------------------------------------------- tc text
+_QDISC_RE = re.compile(r"^qdisc (\S+) ([0-9a-f]+:)\s+(?:dev \S+\s+)?(root|parent (\S+))")
+_SENT_RE = re.compile(r"^\s*Sent (\d+) bytes (\d+) pkts? \(dropped (\d+), overlimits (\d+) requeues (\d+)\)")
+_BACKLOG_RE = re.compile(r"^\s*backlog (\d+(?:\.\d+)?)([KMG]?)b (\d+)p")
+_TS_RE = re.compile(r"^# ts=([0-9.]+)\s*$")
+_SIZE = {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+TC_COLUMNS = ["sample", "ts", "kind", "handle", "parent", "sent_bytes", "sent_pkts", "dropped", "overlimits",
+              "backlog_bytes", "qlen"]
+
+
+def parse_tc(text: str) -> pd.DataFrame:
+    """``tc -s qdisc show`` output, optionally in blocks after ``# ts=<epoch s>`` lines (the guest's sampler), as one
+    row per qdisc and sample: sample (0-based block number; every qdisc before the first ``# ts`` line is block 0 with
+    ts NaN), ts (s), kind ("tbf", "netem", "pfifo", ...), handle ("1:"), parent ("root" or the parent's class,
+    "1:1"), sent_bytes, sent_pkts, dropped (packets), overlimits, backlog_bytes (bytes; tc's "Kb"/"Mb" are 1024-based),
+    qlen (packets). A qdisc whose counters are missing gets NaN."""
+    rows = []
+    sample, ts, cur = 0, np.nan, None
+    started = False
+    for line in text.splitlines():
+        m = _TS_RE.match(line)
+        if m:
+            if started:
+                sample += 1
+            started = True
+            ts = float(m.group(1))
+            cur = None
+            continue
+        m = _QDISC_RE.match(line)
+        if m:
+            started = True
+            cur = {"sample": sample, "ts": ts, "kind": m.group(1), "handle": m.group(2),
+                   "parent": "root" if m.group(3) == "root" else m.group(4), "sent_bytes": np.nan,
+                   "sent_pkts": np.nan, "dropped": np.nan, "overlimits": np.nan, "backlog_bytes": np.nan,
+                   "qlen": np.nan}
+            rows.append(cur)
+            continue
+        if cur is None:
+            continue
+        m = _SENT_RE.match(line)
+        if m:
+            cur.update(sent_bytes=float(m.group(1)), sent_pkts=float(m.group(2)), dropped=float(m.group(3)),
+                       overlimits=float(m.group(4)))
+            continue
+        m = _BACKLOG_RE.match(line)
+        if m:
+            cur.update(backlog_bytes=float(m.group(1)) * _SIZE[m.group(2)], qlen=float(m.group(3)))
+    return pd.DataFrame(rows, columns=TC_COLUMNS)
+
+
+def root_dropped(text: str) -> float:
+    """The root qdisc's ``dropped`` counter (packets) in one ``tc -s qdisc show dev X`` output; NaN if absent. The
+    root counts its children's drops too (tbf_enqueue and netem_dequeue add a child's drop to their own)."""
+    t = parse_tc(text or "")
+    r = t[t["parent"] == "root"]
+    return float(r["dropped"].iloc[0]) if len(r) else np.nan
+
+
+def plateau(ts, values, t_first: float, t_last: float, fraction: float = STEADY_FRACTION) -> float:
+    """Median of ``values`` sampled at ``ts`` (s) within the last ``fraction`` of the flow [t_first, t_last]
+    (:func:`steady_window`); NaN when no sample falls there. Units of ``values`` (packets for qlen)."""
+    t0, t1 = steady_window(t_first, t_last, fraction)
+    ts = np.asarray(ts, dtype=float)
+    v = np.asarray(values, dtype=float)
+    sel = (ts >= t0) & (ts <= t1) & np.isfinite(v)
+    return float(np.median(v[sel])) if sel.any() else np.nan
+
+
+def tc_plateau(samples: pd.DataFrame, model: str, implementation: str, t_first: float, t_last: float,
+               delay_ms: float) -> dict:
+    """The tc cross-check of one arm from its samples (:func:`parse_tc` rows): the qdisc :data:`TC_QUEUE` names,
+    its plateau qlen (packets, :func:`plateau`), the standing queue it implies (packets: the plateau for a "queue"
+    qdisc; plateau - d/s for recipe A's shared count with real netem), the number of its samples in the whole flow
+    and their median interval (ms)."""
+    kind, handle, what = TC_QUEUE[(model, implementation)]
+    s = samples[(samples["kind"] == kind) & (samples["handle"] == handle)].dropna(subset=["ts"])
+    s = s[(s["ts"] >= t_first) & (s["ts"] <= t_last)].sort_values("ts")
+    raw = plateau(s["ts"], s["qlen"], t_first, t_last) if len(s) else np.nan
+    queue = raw - float(delay_ms) / S_MS if what == "shared" else raw
+    return {"tc_qdisc": f"{kind} {handle} ({what})", "tc_samples": int(len(s)),
+            "tc_interval_ms": float(np.median(np.diff(s["ts"].to_numpy()))) * 1e3 if len(s) > 1 else np.nan,
+            "tc_plateau_pkts": raw, "tc_queue_pkts": queue}
+
+
+def parse_shim_line(line: str | None) -> dict:
+    """The counters of one delay-shim report line ("delayshim: released N late_over_1ms N ... dropped_at_limit N
+    max_counted N") as {name: int}; {} for an empty or missing line."""
+    if not line:
+        return {}
+    return {k: int(v) for k, v in re.findall(r"([a-z_0-9]+) (\d+)", line.split(":", 1)[-1])}
+
+
+# ---------------------------------------------------------------- one arm
+def _find(run_dir: Path, name: str) -> Path | None:
+    for cand in (name, name + ".gz", name + ".xz"):
+        p = run_dir / cand
+        if p.is_file():
+            return p
+    return None
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        with open_decompressed(path) as f:
+            return json.loads(f.read())
+    except (OSError, ValueError) as exc:
+        raise AnalysisError(f"{path}: unreadable JSON ({exc})") from None
+
+
+def _read_text(path: Path) -> str:
+    with open_decompressed(path) as f:
+        return f.read().decode("utf-8", errors="replace")
+
+
+def _iperf3_receiver_mbps(doc: dict) -> float:
+    """iperf3's received rate (Mbit/s): ``end.sum_received`` if the client JSON has it, else ``end.sum``."""
+    end = doc.get("end") or {}
+    s = end.get("sum_received") or end.get("sum") or {}
+    v = s.get("bits_per_second")
+    return float(v) / 1e6 if v is not None else np.nan
+
+
+def load_arm(run_dir) -> dict:
+    """One arm directory -> a row of :data:`RUN_COLUMNS` (units: ms, packets, Mbit/s, per 1000 packets as named;
+    valid False with ``problem`` set when the arm cannot be used). See the module docstring for each measure."""
+    d = Path(run_dir)
+    meta_p = d / "run.json"
+    if not meta_p.is_file():
+        raise AnalysisError(f"{d}: no run.json")
+    meta = _read_json(meta_p)
+    model, impl, delay = meta.get("model"), meta.get("implementation"), meta.get("delay_ms")
+    if model not in MODELS or impl not in IMPLS or delay is None:
+        raise AnalysisError(f"{meta_p}: model must be one of {MODELS}, implementation one of {IMPLS} and delay_ms set;"
+                            f" got {model!r}, {impl!r}, {delay!r}")
+    delay = float(delay)
+    udp_len = int((meta.get("params") or {}).get("udp_len_bytes") or UDP_LEN)
+    a_ip = (meta.get("params") or {}).get("a_ip") or A_IP
+    b_ip = (meta.get("params") or {}).get("b_ip") or B_IP
+    row = {c: np.nan for c in RUN_COLUMNS}
+    row.update(run=d.name, rep=meta.get("rep"), model=model, delay_ms=delay, implementation=impl,
+               order_in_rep=meta.get("order_in_rep"), tc_qdisc="", guest_check=meta.get("check"), valid=True,
+               problem="")
+    problems = []
+    if meta.get("check") not in (None, "pass"):
+        problems.append(f"guest check: {meta.get('reason') or meta.get('check')}")
+
+    # drops and the shim's counters (the run.json text, whatever the captures say)
+    before, after = root_dropped(meta.get("tc_before") or ""), root_dropped(meta.get("tc_after") or "")
+    row["drops_qdisc"] = after - before if np.isfinite(before) and np.isfinite(after) else np.nan
+    shim = parse_shim_line((meta.get("shim") or {}).get("report_after")) if impl == "shim" else {}
+    if impl == "shim":
+        row["drops_shim"] = float(shim["dropped_at_limit"]) if "dropped_at_limit" in shim else np.nan
+        if shim.get("released"):
+            row["shim_late1_share"] = shim.get("late_over_1ms", 0) / shim["released"]
+        row["shim_max_counted"] = float(shim["max_counted"]) if "max_counted" in shim else np.nan
+        if not shim:
+            problems.append("no shim report after the flow")
+    else:
+        row["drops_shim"] = 0.0
+    row["drops_counted"] = row["drops_qdisc"] + row["drops_shim"]
+    tcpd = meta.get("tcpdump") or {}
+    lost = [(v or {}).get("dropped_by_kernel") for v in tcpd.values()]
+    caught = [(v or {}).get("captured") for v in tcpd.values()]
+    known = [x for x in lost if x is not None]
+    row["capture_dropped"] = float(sum(known)) if known else np.nan
+
+    ipf = _find(d, "iperf3.json")
+    if ipf is not None:
+        try:
+            row["iperf3_mbps"] = _iperf3_receiver_mbps(_read_json(ipf))
+        except AnalysisError:
+            pass
+
+    pa, pb = _find(d, "sw-a.pcap"), _find(d, "sw-b.pcap")
+    if pa is None or pb is None:
+        problems.append("no capture " + " and ".join(n for n, p in (("sw-a", pa), ("sw-b", pb)) if p is None))
+        row.update(valid=False, problem="; ".join(problems))
+        return row
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")         # a truncated last record: the rest is still usable
+            ing = flow_packets(read_pcap(pa, cache=False), a_ip, b_ip, udp_len)
+            egr = flow_packets(read_pcap(pb, cache=False), a_ip, b_ip, udp_len)
+    except AnalysisError as exc:
+        problems.append(str(exc))
+        row.update(valid=False, problem="; ".join(problems))
+        return row
+    if ing.empty or egr.empty:
+        problems.append("no data packet in the " + ("ingress" if ing.empty else "egress") + " capture")
+        row.update(valid=False, problem="; ".join(problems))
+        return row
+    matched, counts = match_sojourns(ing, egr)
+    row.update({k: counts[k] for k in ("n_in", "n_out", "n_matched", "n_unmatched_out", "n_ambiguous")})
+    t_first, t_last = float(ing["ts"].iloc[0]), float(ing["ts"].iloc[-1])
+    t0, t1 = steady_window(t_first, t_last)
+    steady = matched[(matched["ts_in"] >= t0) & (matched["ts_in"] <= t1)]
+    q = quantiles(steady["sojourn_ms"] - delay)
+    row.update(qdelay_median_ms=q["median"], qdelay_p95_ms=q["p95"], qdelay_p99_ms=q["p99"],
+               sojourn_min_ms=float(matched["sojourn_ms"].min()) if len(matched) else np.nan,
+               queue_pkts=q["median"] / S_MS)
+    row["goodput_mbps"] = goodput_mbps(egr, t0, t1)
+    row["drops_pcap"] = float(counts["n_unmatched_in"])
+    row["drops_per_1000"] = 1000 * row["drops_counted"] / counts["n_in"]
+    row["drops_pcap_per_1000"] = 1000 * row["drops_pcap"] / counts["n_in"]
+
+    tcp = _find(d, "tc.txt")
+    if tcp is not None:
+        row.update(tc_plateau(parse_tc(_read_text(tcp)), model, impl, t_first, t_last, delay))
+    else:
+        row["tc_qdisc"] = "no tc.txt"
+
+    if not counts["n_matched"]:
+        problems.append("no packet matched between the two captures")
+    n_caught = sum(x for x in caught if x is not None) if any(x is not None for x in caught) else 0
+    if np.isfinite(row["capture_dropped"]) and n_caught and row["capture_dropped"] > MAX_CAPTURE_LOSS * n_caught:
+        problems.append(f"tcpdump lost {int(row['capture_dropped'])} packets")
+    if counts["n_unmatched_out"] > MAX_CAPTURE_LOSS * counts["n_out"]:
+        problems.append(f"{counts['n_unmatched_out']} egress packets without an arrival (ingress capture loss)")
+    if counts["n_matched"] and counts["n_ambiguous"] > MAX_AMBIGUOUS * counts["n_matched"]:
+        problems.append(f"{counts['n_ambiguous']} ambiguous matches (IP ids repeat)")
+    if len(matched) and float(np.quantile(matched["sojourn_ms"], 0.01)) < delay - EARLY_SLACK_MS:
+        problems.append(f"sojourns below the {delay:g}-ms delay (1st percentile "
+                        f"{float(np.quantile(matched['sojourn_ms'], 0.01)):.2f} ms): delay not applied or bad matching")
+    if problems:
+        row.update(valid=False, problem="; ".join(problems))
+    return row
+
+
+# ---------------------------------------------------------------- a results directory
+class Results:
+    """Everything read from a results directory: ``runs`` (one row per arm, :data:`RUN_COLUMNS`), ``meta`` and
+    ``setup`` (dicts, {} if absent), ``form`` (:func:`kernel_form` of the guest)."""
+
+    def __init__(self, runs: pd.DataFrame, meta: dict, setup: dict):
+        self.runs, self.meta, self.setup = runs, meta, setup
+        self.form = kernel_form(setup, meta)
+
+    @property
+    def valid_runs(self) -> pd.DataFrame:
+        return self.runs[self.runs["valid"].astype(bool)]
+
+
+def load_results(results_dir) -> Results:
+    """Read every ``runs/*/run.json`` arm of ``results_dir`` (see the module docstring)."""
+    root = Path(results_dir)
+    run_dirs = sorted(p.parent for p in root.glob("runs/*/run.json"))
+    if not run_dirs:
+        raise AnalysisError(f"{root}: no runs/*/run.json (not a netem-validation results directory)")
+    rows = [load_arm(d) for d in run_dirs]
+    runs = pd.DataFrame(rows, columns=RUN_COLUMNS).sort_values(
+        ["model", "delay_ms", "implementation", "rep"], kind="stable").reset_index(drop=True)
+    meta = _read_json(root / "meta.json") if (root / "meta.json").is_file() else {}
+    setup = _read_json(root / "setup.json") if (root / "setup.json").is_file() else {}
+    return Results(runs, meta, setup)
+
+
+# ---------------------------------------------------------------- comparisons
+def _ci(values) -> dict:
+    """n, mean and 95 % t-interval (t_low, t_high; NaN with fewer than 2 values) of per-arm values."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size < 2:
+        return {"n": int(v.size), "mean": float(v.mean()) if v.size else np.nan, "t_low": np.nan, "t_high": np.nan}
+    s = summary(v, alpha=ALPHA)
+    return {"n": s["n"], "mean": s["mean"], "t_low": s["t_low"], "t_high": s["t_high"]}
+
+
+def diff_interval(a, b, level: float = 1 - 2 * ALPHA) -> tuple[float, float, float]:
+    """mean(a) - mean(b) and its two-sided ``level`` Welch interval (the exact difference twice when neither sample
+    varies; NaNs with fewer than 2 values on a side). Units of the data."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+    if a.size < 2 or b.size < 2:
+        d = float(a.mean() - b.mean()) if a.size and b.size else np.nan
+        return d, np.nan, np.nan
+    d = float(a.mean() - b.mean())
+    if a.var(ddof=1) == 0 and b.var(ddof=1) == 0:
+        return d, d, d
+    r = tost(a, b, 1.0)   # its diff, se and df
+    half = float(_st.t.ppf(0.5 + level / 2, r["df"])) * r["se"]
+    return d, r["diff"] - half, r["diff"] + half
+
+
+METRICS = (  # column, label, unit, TOST margin kind ("abs" | "frac" | None), margin
+    ("qdelay_median_ms", "queueing delay, median", "ms", "abs", QDELAY_MARGIN_MS),
+    ("qdelay_p95_ms", "queueing delay, p95", "ms", "abs", QDELAY_MARGIN_MS),
+    ("qdelay_p99_ms", "queueing delay, p99", "ms", None, np.nan),
+    ("goodput_mbps", "goodput", "Mbit/s", "frac", GOODPUT_MARGIN_FRAC),
+    ("drops_per_1000", "drops", "per 1000 packets", "frac", DROPS_MARGIN_FRAC),
+    ("queue_pkts", "standing queue (sojourn)", "packets", None, np.nan),
+    ("tc_queue_pkts", "standing queue (tc cross-check)", "packets", None, np.nan),
+)
+
+
+def expected_verdict(model: str, delay_ms: float, form: str) -> str:
+    """What section 4 predicts the queueing-delay TOST of a cell to find: "equivalent" when the predicted standing
+    queues of shim and real netem differ by at most :data:`PLATEAU_TOLERANCE_PKTS`, "not equivalent" when they
+    differ by more than the margin (:data:`QDELAY_MARGIN_MS` / s packets), "borderline" in between."""
+    diff = abs(predicted_for(model, delay_ms, "shim", form) - predicted_for(model, delay_ms, "netem", form))
+    if diff <= PLATEAU_TOLERANCE_PKTS:
+        return "equivalent"
+    return "not equivalent" if diff * S_MS > QDELAY_MARGIN_MS else "borderline"
+
+
+def compare(res: Results) -> pd.DataFrame:
+    """One row per (model, delay_ms, metric) over the valid arms: netem_* and shim_* (n, mean, t_low, t_high: 95 %
+    t-interval of the per-arm values), diff (shim - netem) with its 90 % interval (diff_low, diff_high), the TOST
+    margin ``delta`` (units of the metric; "frac" margins as a fraction of the netem mean), TOST p and ``verdict``
+    ("equivalent", "not shown", "n/a"; "" for metrics without a test), and for the queueing-delay and queue rows the
+    predicted difference (``predicted_diff``: ms or packets) and ``expected`` verdict (:func:`expected_verdict`)."""
+    runs = res.valid_runs
+    rows = []
+    for (model, delay), r in runs.groupby(["model", "delay_ms"], sort=True):
+        pred_pkts = (predicted_for(model, delay, "shim", res.form) - predicted_for(model, delay, "netem", res.form))
+        for col, label, unit, kind, margin in METRICS:
+            n = r.loc[r["implementation"] == "netem", col].to_numpy(dtype=float)
+            s = r.loc[r["implementation"] == "shim", col].to_numpy(dtype=float)
+            ns, ss = _ci(n), _ci(s)
+            row = {"model": model, "delay_ms": delay, "metric": label, "unit": unit}
+            row.update({f"netem_{k}": v for k, v in ns.items()})
+            row.update({f"shim_{k}": v for k, v in ss.items()})
+            if kind:
+                delta = margin if kind == "abs" else margin * abs(ns["mean"])
+                eq = equivalence(s, n, delta)
+                diff, lo, hi, p, verdict = eq["diff"], eq["diff_low"], eq["diff_high"], eq["p"], eq["verdict"]
+                if not np.isfinite(diff):
+                    diff, lo, hi = diff_interval(s, n)
+            else:
+                delta, p, verdict = np.nan, np.nan, ""
+                diff, lo, hi = diff_interval(s, n)
+            if col in ("qdelay_median_ms", "qdelay_p95_ms"):
+                pred, expected = pred_pkts * S_MS, expected_verdict(model, delay, res.form)
+            elif col in ("queue_pkts", "tc_queue_pkts"):
+                pred, expected = pred_pkts, ""
+            else:
+                pred, expected = np.nan, ""
+            row.update(diff=diff, diff_low=lo, diff_high=hi, delta=delta, tost_p=p, verdict=verdict,
+                       predicted_diff=pred, expected=expected)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def calibration(res: Results) -> pd.DataFrame:
+    """Section 7 step 2 per (model, delay_ms, implementation) over the valid arms: arms, mean standing queue from the
+    sojourns and from tc (packets, with the qdisc read), the prediction (packets, :func:`predicted_for` with the
+    guest's kernel form), measured - predicted and ``within_1`` (|measured - predicted| <= 1 packet), the mean
+    queueing-delay median (ms), and for the shim the mean share of releases more than 1 ms late."""
+    runs = res.valid_runs
+    rows = []
+    for (model, delay, impl), r in runs.groupby(["model", "delay_ms", "implementation"], sort=True):
+        pred = predicted_for(model, delay, impl, res.form)
+        m = float(r["queue_pkts"].mean())
+        rows.append({"model": model, "delay_ms": delay, "implementation": impl, "arms": int(len(r)),
+                     "queue_pkts": m, "tc_queue_pkts": float(r["tc_queue_pkts"].mean()),
+                     "tc_qdisc": TC_QUEUE[(model, impl)][0] + " " + TC_QUEUE[(model, impl)][1]
+                     + (" - d/s" if TC_QUEUE[(model, impl)][2] == "shared" else ""),
+                     "predicted_pkts": pred, "measured_minus_predicted": m - pred,
+                     "within_1": bool(abs(m - pred) <= PLATEAU_TOLERANCE_PKTS) if np.isfinite(m) else False,
+                     "qdelay_median_ms": float(r["qdelay_median_ms"].mean()),
+                     "shim_late1_share": float(r["shim_late1_share"].mean()) if impl == "shim" else np.nan})
+    return pd.DataFrame(rows)
+
+
+def positive_control(res: Results) -> pd.DataFrame:
+    """Per delay: the shim's fifo-after-delay (every earlier namespace recording) against real recipe A (netem
+    tbf-netem), median queueing delay (ms): shim - netem with its 90 % interval, the predicted difference (ms,
+    section 4: N_d packets = about d ms), the TOST against +-:data:`QDELAY_MARGIN_MS` and ``detected`` (the 90 %
+    interval excludes 0). With predicted differences of 25 and 50 ms the TOST must come out "not shown" and the
+    difference be detected, or the comparison has no power."""
+    runs = res.valid_runs
+    rows = []
+    for delay in sorted(runs["delay_ms"].unique()):
+        s = runs.loc[(runs["model"] == "fifo-after-delay") & (runs["implementation"] == "shim")
+                     & (runs["delay_ms"] == delay), "qdelay_median_ms"].to_numpy(dtype=float)
+        n = runs.loc[(runs["model"] == "tbf-netem") & (runs["implementation"] == "netem")
+                     & (runs["delay_ms"] == delay), "qdelay_median_ms"].to_numpy(dtype=float)
+        if not (len(s) and len(n)):
+            continue
+        eq = equivalence(s, n, QDELAY_MARGIN_MS)
+        diff, lo, hi = (eq["diff"], eq["diff_low"], eq["diff_high"]) if np.isfinite(eq["diff"]) \
+            else diff_interval(s, n)
+        pred = (predicted_for("fifo-after-delay", delay, "shim", res.form)
+                - predicted_for("tbf-netem", delay, "netem", res.form)) * S_MS
+        rows.append({"delay_ms": delay, "shim_n": int(np.isfinite(s).sum()), "netem_n": int(np.isfinite(n).sum()),
+                     "diff": diff, "diff_low": lo, "diff_high": hi, "predicted_diff": pred, "tost_p": eq["p"],
+                     "verdict": eq["verdict"],
+                     "detected": bool(np.isfinite(lo) and np.isfinite(hi) and (lo > 0 or hi < 0))})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- output
+_f, _p, _mean_ci, _md = markdown_table.num, markdown_table.pvalue, markdown_table.mean_ci, markdown_table.table
+
+
+def _d(x) -> str:
+    return f"{x:g}"
+
+
+_FORM_TEXT = {"k6": "K6 (netem's limit counts delay line + child queue)",
+              "k4": "K4 without K6 (the limit counts the delay line; +1 packet in recipe A)",
+              "pre-k4": "neither K4 nor K6 (v4.15 counting)",
+              "unknown": "not recorded: predictions assume K6, the box's 6.1.192"}
+
+
+def report(res: Results, per_run: bool = False) -> str:
+    """The comparison as a Markdown document: the shim - netem table per cell, the calibration against section 4,
+    the positive control, excluded arms; ``per_run`` adds one row per arm."""
+    cmp_, cal, pc = compare(res), calibration(res), positive_control(res)
+    bad = res.runs[~res.runs["valid"].astype(bool)]
+    g = res.meta.get("guest_kernel") or res.setup.get("uname_r") or "?"
+    pkg = res.meta.get("guest_kernel_package") or res.setup.get("kernel_package")
+    parts = [f"Arms: {len(res.valid_runs)} valid of {len(res.runs)}; guest kernel {g}"
+             + (f" ({pkg})" if pkg else "") + f"; netem patches: {_FORM_TEXT[res.form]}"
+             + (f"; {res.meta['reps']} reps x {res.meta['duration_s']} s" if res.meta.get("reps") else "")
+             + ". Steady window: the last 60 % of each flow. Mean [95 % t-interval] over arms; shim − netem with its"
+             f" 90 % interval (the TOST interval); TOST at alpha = {ALPHA}; \"expected\" is section 4's prediction"
+             " for this kernel.\n"]
+    rows = []
+    for _, r in cmp_.iterrows():
+        nd = 3 if r["unit"] == "Mbit/s" else 2
+        if not np.isfinite(r["delta"]):
+            margin = "—"
+        elif r["metric"] == "goodput":
+            margin = f"±{_f(r['delta'], nd)} (5 % of netem)"
+        elif r["metric"].startswith("drops"):
+            margin = f"±{_f(r['delta'], nd)} (15 % of netem)"
+        else:
+            margin = f"±{_f(r['delta'], nd)}"
+        rows.append([r["model"], _d(r["delay_ms"]), f"{r['metric']} ({r['unit']})",
+                     f"{_mean_ci(r['netem_mean'], r['netem_t_low'], r['netem_t_high'], nd)} (n={r['netem_n']})",
+                     f"{_mean_ci(r['shim_mean'], r['shim_t_low'], r['shim_t_high'], nd)} (n={r['shim_n']})",
+                     _mean_ci(r["diff"], r["diff_low"], r["diff_high"], nd), _f(r["predicted_diff"], 1), margin,
+                     _p(r["tost_p"]), r["verdict"] or "—", r["expected"] or "—"])
+    parts.append(_md(["model", "d (ms)", "metric", "real netem", "shim", "shim − netem [90 %]", "predicted",
+                      "TOST margin", "TOST p", "equivalence", "expected"], rows))
+    parts.append("\nCalibration (section 7, step 2): standing queue in packets (s = 1.192 ms per 1490-byte frame),"
+                 " from the sojourns (median queueing delay / s) and from tc (the qdisc named, median qlen); pass ="
+                 " within ±1 packet of section 4's prediction:\n")
+    parts.append(_md(["model", "d (ms)", "implementation", "arms", "queue, sojourn (packets)",
+                      "queue, tc (packets) [qdisc]", "predicted (packets)", "measured − predicted", "within ±1",
+                      "queueing delay, median (ms)", "shim releases > 1 ms late"],
+                     [[r["model"], _d(r["delay_ms"]), r["implementation"], r["arms"], _f(r["queue_pkts"], 1),
+                       f"{_f(r['tc_queue_pkts'], 1)} [{r['tc_qdisc']}]", _f(r["predicted_pkts"], 1),
+                       _f(r["measured_minus_predicted"], 1), "yes" if r["within_1"] else "no",
+                       _f(r["qdelay_median_ms"], 1),
+                       "—" if not np.isfinite(r["shim_late1_share"]) else f"{100 * r['shim_late1_share']:.2f} %"]
+                      for _, r in cal.iterrows()]))
+    if len(pc):
+        parts.append("\nPositive control: the shim's fifo-after-delay against real recipe A (netem tbf-netem),"
+                     " median queueing delay (ms); the comparison has power only if the differences of 25 and 50 ms"
+                     " are detected (90 % interval away from 0, TOST not shown):\n")
+        parts.append(_md(["d (ms)", "arms (shim / netem)", "shim fifo − netem tbf-netem [90 %]", "predicted",
+                          "TOST p (±5 ms)", "equivalence", "detected"],
+                         [[_d(r["delay_ms"]), f"{r['shim_n']} / {r['netem_n']}",
+                           _mean_ci(r["diff"], r["diff_low"], r["diff_high"], 2), _f(r["predicted_diff"], 1),
+                           _p(r["tost_p"]), r["verdict"], "yes" if r["detected"] else "no"]
+                          for _, r in pc.iterrows()]))
+    if per_run:
+        parts.append("\nPer arm:\n")
+        parts.append(_md(["arm", "order", "packets in / out / matched", "sojourn min (ms)",
+                          "queueing delay median / p95 / p99 (ms)", "queue sojourn / tc (packets)",
+                          "tc samples (median interval, ms)",
+                          "drops qdisc + shim (pcap)", "drops per 1000", "goodput (Mbit/s)", "valid"],
+                         [[r["run"], r["order_in_rep"],
+                           f"{_f(r['n_in'], 0)} / {_f(r['n_out'], 0)} / {_f(r['n_matched'], 0)}",
+                           _f(r["sojourn_min_ms"], 2),
+                           " / ".join(_f(r[c], 1) for c in ("qdelay_median_ms", "qdelay_p95_ms", "qdelay_p99_ms")),
+                           f"{_f(r['queue_pkts'], 1)} / {_f(r['tc_queue_pkts'], 1)}",
+                           f"{_f(r['tc_samples'], 0)} ({_f(r['tc_interval_ms'], 1)})",
+                           f"{_f(r['drops_qdisc'], 0)} + {_f(r['drops_shim'], 0)} ({_f(r['drops_pcap'], 0)})",
+                           _f(r["drops_per_1000"], 1), _f(r["goodput_mbps"], 3),
+                           "yes" if r["valid"] else f"no: {r['problem']}"] for _, r in res.runs.iterrows()]))
+    if len(bad):
+        parts.append("\nExcluded arms: " + "; ".join(f"{r['run']} ({r['problem']})" for _, r in bad.iterrows()))
+    return "\n".join(parts) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m analysis.netem_validation",
+                                 description="Real netem vs the delay shim's emulation, per queue model and delay: "
+                                             "Markdown tables from a testbed/delayshim/validate-vm.sh results "
+                                             "directory.")
+    ap.add_argument("results_dir", help="results directory (validate-vm.sh --out)")
+    ap.add_argument("--runs", action="store_true", help="also one row per arm")
+    args = ap.parse_args(argv)
+    try:
+        res = load_results(args.results_dir)
+        sys.stdout.write(report(res, per_run=args.runs))
+    except AnalysisError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

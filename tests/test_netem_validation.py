@@ -1,0 +1,375 @@
+"""analysis.netem_validation on hand-built results (captures written with tests/pcapgen.py whose sojourns are known
+by construction, tc sample text and run.json written here): the sojourn matching, the quantiles, the steady window
+and plateau, section 4's predictions, the TOST verdicts on made-up per-arm numbers, and the Markdown entry point.
+No namespace, no root: the harness itself (testbed/delayshim/validate-vm.sh) is not run here."""
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import netem_validation as nv
+from analysis.errors import AnalysisError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from pcapgen import udp, write_pcap  # noqa: E402
+
+T0 = 1_700_000_000.0          # pcapgen's epoch offset
+A, B, SW = "10.91.1.1", "10.91.2.1", "10.91.1.2"
+SPORT, DPORT = 40000, 5301
+LEN = 1448
+
+
+def dgram(t, ip_id, payload=LEN, src=A, dst=B, sport=SPORT, dport=DPORT):
+    return udp(src, sport, dst, dport, payload=payload, t=t, ip_id=ip_id)
+
+
+def table(pkts, tmp_path, name="x.pcap"):
+    """Write ``pkts`` as a snaplen-96 Ethernet pcap (as the guest's tcpdump does) and read it back."""
+    return nv.read_pcap(write_pcap(tmp_path / name, pkts, snaplen=96), cache=False)
+
+
+# ---------------------------------------------------------------- matching
+def test_match_sojourns_known_answers(tmp_path):
+    # ids 1..10 arrive 1 ms apart; id 4 is dropped; the others leave after 25 ms + id ms
+    ing = [dgram(i * 0.001, i) for i in range(1, 11)]
+    ing += [dgram(0.0005, 99, payload=4),                       # iperf3's 4-byte connect datagram
+            udp(B, DPORT, A, SPORT, payload=LEN, t=0.002, ip_id=3),  # the other direction
+            udp("10.91.1.9", SPORT, B, DPORT, payload=LEN, t=0.003, ip_id=5)]  # another host, same id
+    egr = [dgram(i * 0.001 + 0.025 + i * 0.001, i) for i in range(1, 11) if i != 4]
+    ti, te = nv.flow_packets(table(ing, tmp_path, "in.pcap")), nv.flow_packets(table(egr, tmp_path, "out.pcap"))
+    assert len(ti) == 10 and len(te) == 9
+    m, c = nv.match_sojourns(ti, te)
+    assert c == {"n_in": 10, "n_out": 9, "n_matched": 9, "n_unmatched_out": 0, "n_unmatched_in": 1, "n_ambiguous": 0}
+    assert list(m["ip_id"]) == [1, 2, 3, 5, 6, 7, 8, 9, 10]
+    np.testing.assert_allclose(m["sojourn_ms"], [25 + i for i in (1, 2, 3, 5, 6, 7, 8, 9, 10)], atol=1e-3)
+
+
+def test_match_takes_the_recent_arrival_after_an_id_repeats(tmp_path):
+    # id 7 at t = 0 (dropped) and again at t = 10 s (after a 16-bit wrap): the egress packet at 10.030 is the second
+    ing = [dgram(0.0, 7), dgram(5.0, 8), dgram(10.0, 7)]
+    egr = [dgram(5.040, 8), dgram(10.030, 7), dgram(11.0, 1234)]   # and one egress packet nobody sent
+    m, c = nv.match_sojourns(nv.flow_packets(table(ing, tmp_path, "i.pcap")),
+                             nv.flow_packets(table(egr, tmp_path, "o.pcap")))
+    np.testing.assert_allclose(sorted(m["sojourn_ms"]), [30.0, 40.0], atol=1e-3)
+    assert c["n_unmatched_in"] == 1 and c["n_unmatched_out"] == 1 and c["n_ambiguous"] == 0
+
+
+def test_match_flags_ids_that_repeat_within_the_window():
+    # a sender without per-socket ids (all 0): FIFO order, every match but the last one is ambiguous
+    def mk(ts):
+        return pd.DataFrame({"ts": ts, "src": A, "dst": B, "sport": SPORT, "dport": DPORT, "ip_id": 0,
+                             "payload_len": LEN})
+    m, c = nv.match_sojourns(mk([0.0, 0.001, 0.002]), mk([0.050, 0.051, 0.052]))
+    np.testing.assert_allclose(m["sojourn_ms"], [50.0, 50.0, 50.0], atol=1e-9)
+    assert c["n_ambiguous"] == 2
+
+
+# ---------------------------------------------------------------- quantiles, window, plateau
+def test_quantiles_and_window():
+    q = nv.quantiles(np.arange(1, 101, dtype=float))
+    assert q == {"n": 100, "median": 50.5, "p95": pytest.approx(95.05), "p99": pytest.approx(99.01)}
+    assert nv.quantiles([np.nan])["n"] == 0 and np.isnan(nv.quantiles([])["median"])
+    assert nv.steady_window(0.0, 10.0) == (4.0, 10.0)
+    with pytest.raises(AnalysisError):
+        nv.steady_window(5.0, 1.0)
+
+
+def qdisc_block(ts, qdiscs):
+    """One sampler block: ``qdiscs`` = [(kind, handle, parent, qlen, dropped), ...]."""
+    out = [f"# ts={ts:.6f}"] if ts is not None else []
+    for kind, handle, parent, qlen, dropped in qdiscs:
+        where = "root refcnt 2" if parent == "root" else f"parent {parent}"
+        out += [f"qdisc {kind} {handle} {where} limit 100",
+                f" Sent {1490 * 1000} bytes 1000 pkt (dropped {dropped}, overlimits 7 requeues 0) ",
+                f" backlog {qlen * 1490}b {qlen}p requeues 0"]
+    return "\n".join(out) + "\n"
+
+
+def test_parse_tc_and_root_dropped():
+    text = ("qdisc tbf 1: root refcnt 2 rate 10Mbit burst 10000b lat 120.6ms \n"
+            " Sent 29800 bytes 20 pkt (dropped 31, overlimits 5 requeues 0) \n"
+            " backlog 147Kb 101p requeues 0\n"
+            "qdisc bfifo 10: parent 1:1 limit 151400b\n"
+            " Sent 29800 bytes 20 pkt (dropped 31, overlimits 0 requeues 0) \n"
+            " backlog 150490b 101p requeues 0\n")
+    t = nv.parse_tc(text)
+    assert list(t["handle"]) == ["1:", "10:"] and list(t["parent"]) == ["root", "1:1"]
+    assert t["backlog_bytes"].iloc[0] == 147 * 1024 and list(t["qlen"]) == [101, 101]
+    assert t["ts"].isna().all() and list(t["sample"]) == [0, 0]
+    assert nv.root_dropped(text) == 31 and np.isnan(nv.root_dropped(""))
+    s = nv.parse_tc(qdisc_block(T0, [("tbf", "1:", "root", 3, 0)])
+                    + qdisc_block(T0 + 0.01, [("tbf", "1:", "root", 4, 1)]))
+    assert list(s["sample"]) == [0, 1] and list(s["ts"]) == [T0, T0 + 0.01] and list(s["qlen"]) == [3, 4]
+
+
+def samples_text(t_first, t_last, handles, plateau_qlen, step=0.01):
+    """tc samples every ``step`` s from t_first to t_last: qlen 0 in the first 40 % of the flow (the queue
+    filling), ``plateau_qlen[h]`` afterwards, for each (kind, handle, parent) in ``handles``."""
+    out = []
+    t = t_first
+    cut = t_first + 0.4 * (t_last - t_first)
+    while t <= t_last + 1e-9:
+        out.append(qdisc_block(t, [(k, h, p, plateau_qlen[h] if t >= cut else 0, 0) for k, h, p in handles]))
+        t += step
+    return "".join(out)
+
+
+def test_plateau_is_the_median_of_the_last_60_percent():
+    ts = np.arange(0, 10.001, 0.5)
+    v = np.where(ts < 4, 0.0, 58.0)
+    v[-1] = 200.0                                        # one outlier does not move a median
+    assert nv.plateau(ts, v, 0.0, 10.0) == 58.0
+    assert np.isnan(nv.plateau([1.0], [5.0], 0.0, 10.0))  # no sample in the window
+
+
+@pytest.mark.parametrize("model,impl,handles,qlen,expect", [
+    # shim: the delay is outside the qdiscs, the root tbf holds the queue
+    ("tbf-netem", "shim", [("tbf", "1:", "root"), ("pfifo", "10:", "1:1")], {"1:": 79, "10:": 79}, 79.0),
+    # real recipe A: the root tbf counts netem's delayed packets too: 100 - d/s
+    ("tbf-netem", "netem", [("tbf", "1:", "root"), ("netem", "10:", "1:1")], {"1:": 100, "10:": 100},
+     100 - 25 / nv.S_MS),
+    # real recipe B: netem at the root (delay line + child on K6), the tbf 10: holds the queue
+    ("netem-tbf", "netem", [("netem", "1:", "root"), ("tbf", "10:", "1:1")], {"1:": 100, "10:": 79}, 79.0),
+    ("fifo-after-delay", "netem", [("netem", "1:", "root"), ("tbf", "10:", "1:1"), ("pfifo", "20:", "10:1")],
+     {"1:": 121, "10:": 100, "20:": 100}, 100.0),
+])
+def test_tc_plateau_reads_the_qdisc_of_each_model(model, impl, handles, qlen, expect):
+    s = nv.parse_tc(samples_text(T0, T0 + 20, handles, qlen))
+    r = nv.tc_plateau(s, model, impl, T0, T0 + 20, 25)
+    assert r["tc_queue_pkts"] == pytest.approx(expect)
+    assert r["tc_samples"] >= 2000 and r["tc_interval_ms"] == pytest.approx(10.0, abs=0.01)
+
+
+# ---------------------------------------------------------------- predictions, shim line
+def test_section4_predictions():
+    s = 1490 * 8 / 10e6 * 1e3
+    assert nv.S_MS == pytest.approx(1.192) and nv.BFIFO_PKTS == 101
+    p = nv.predicted_queue_pkts
+    assert p("fifo-after-delay", 50, "k6") == 100
+    assert p("tbf-netem", 50, "k6") == pytest.approx(100 - 50 / s)          # 58.05
+    assert p("tbf-netem", 50, "pre-k4") == pytest.approx(100 - 50 / s)
+    assert p("tbf-netem", 50, "k4") == pytest.approx(101 - 50 / s)
+    assert p("netem-tbf", 5, "k6") == pytest.approx(100 - 5 / s)            # min(101, 95.8)
+    assert p("netem-tbf", 25, "shim") == 101                                 # the bfifo: -m delayline never binds
+    assert p("netem-tbf", 100, "pre-k4") == 101                              # capped at 1000/s, still > 839/s
+    assert p("netem-tbf", 150, "pre-k4") == 0                                # capped at 667/s < 839/s drained
+    assert nv.predicted_for("tbf-netem", 25, "shim", "k4") == pytest.approx(100 - 25 / s)
+    assert nv.kernel_form({"netem_patches": {"K4": True, "K5": True, "K6": True}}) == "k6"
+    assert nv.kernel_form({"netem_patches": {"K4": True, "K5": True, "K6": False}}) == "k4"
+    assert nv.kernel_form({"netem_patches": {"K4": False, "K5": False, "K6": False}}) == "pre-k4"
+    assert nv.kernel_form({}) == "unknown"
+    # a changelog that names none of them: the package's version decides (docs/netem-kernel-versions.md)
+    none = {"K4": False, "K5": False, "K6": False}
+    assert nv.kernel_form({"netem_patches": none, "kernel_package": "linux-image-6.1.0-56-amd64 6.1.192-2"}) == "k6"
+    assert nv.kernel_form({"netem_patches": none}, {"guest_kernel_package": "linux-image-6.1.0-28-amd64 6.1.119-1"}) \
+        == "pre-k4"
+    assert nv.kernel_form({"kernel_package": "linux-image-6.1.0-44-amd64 6.1.174-1"}) == "k4"
+    assert nv.kernel_form({"kernel_package": "linux-image-5.10.0-46-amd64 5.10.262-1"}) == "k6"
+    assert nv.kernel_form({"kernel_package": "linux-image-6.12.9-amd64 6.12.9-1"}) == "unknown"
+    assert nv.expected_verdict("tbf-netem", 50, "k6") == "equivalent"
+    assert nv.expected_verdict("netem-tbf", 25, "k6") == "not equivalent"   # 101 vs 79: 26 ms
+    assert nv.expected_verdict("netem-tbf", 5, "pre-k4") == "equivalent"
+    with pytest.raises(AnalysisError):
+        p("netem", 5, "k6")
+
+
+def test_parse_shim_line():
+    line = ("delayshim: released 16800 late_over_1ms 42 late_over_5ms 0 max_late_us 2100 dropped_at_limit 3900 "
+            "max_counted 100")
+    assert nv.parse_shim_line(line) == {"released": 16800, "late_over_1ms": 42, "late_over_5ms": 0,
+                                        "max_late_us": 2100, "dropped_at_limit": 3900, "max_counted": 100}
+    assert nv.parse_shim_line("") == {} and nv.parse_shim_line(None) == {}
+
+
+# ---------------------------------------------------------------- TOST on made-up per-arm numbers
+def made_up_results(cells, form_patches=None) -> nv.Results:
+    """cells: {(model, delay): {impl: {column: [values per rep]}}} -> Results with those valid arms."""
+    rows = []
+    for (model, delay), impls in cells.items():
+        for impl, cols in impls.items():
+            n = len(next(iter(cols.values())))
+            for k in range(n):
+                r = {c: np.nan for c in nv.RUN_COLUMNS}
+                r.update(run=f"rep{k + 1:02d}-{model}-d{delay}-{impl}", rep=k + 1, model=model, delay_ms=float(delay),
+                         implementation=impl, valid=True, problem="", tc_qdisc="")
+                r.update({c: v[k] for c, v in cols.items()})
+                rows.append(r)
+    setup = {"netem_patches": form_patches or {"K4": True, "K5": True, "K6": True}}
+    return nv.Results(pd.DataFrame(rows, columns=nv.RUN_COLUMNS), {}, setup)
+
+
+NOISE = np.array([-0.4, 0.3, -0.1, 0.5, -0.3, 0.2, 0.0, -0.2, 0.4, -0.4])
+
+
+def test_tost_verdicts_on_made_up_numbers():
+    a_q = 100 - 25 / nv.S_MS
+    res = made_up_results({
+        ("tbf-netem", 25): {   # the emulation matches: same queue, 0.5 ms apart
+            "netem": {"qdelay_median_ms": a_q * nv.S_MS + NOISE, "qdelay_p95_ms": a_q * nv.S_MS + 2 + NOISE,
+                      "goodput_mbps": 9.72 + NOISE / 100, "drops_per_1000": 190 + NOISE * 5,
+                      "queue_pkts": a_q + NOISE / nv.S_MS},
+            "shim": {"qdelay_median_ms": a_q * nv.S_MS + 0.5 + NOISE[::-1],
+                     "qdelay_p95_ms": a_q * nv.S_MS + 2.5 + NOISE[::-1],
+                     "goodput_mbps": 9.70 + NOISE[::-1] / 100, "drops_per_1000": 192 + NOISE[::-1] * 5,
+                     "queue_pkts": a_q + (0.5 + NOISE[::-1]) / nv.S_MS}},
+        ("netem-tbf", 25): {   # K6's recipe B (79 packets) against the shim's pre-K6 form (101): 26 ms apart
+            "netem": {"qdelay_median_ms": a_q * nv.S_MS + NOISE, "qdelay_p95_ms": a_q * nv.S_MS + 2 + NOISE,
+                      "goodput_mbps": 9.72 + NOISE / 100, "drops_per_1000": 190 + NOISE * 5},
+            "shim": {"qdelay_median_ms": 101 * nv.S_MS + NOISE, "qdelay_p95_ms": 101 * nv.S_MS + 2 + NOISE,
+                     "goodput_mbps": 9.72 + NOISE / 100, "drops_per_1000": 250 + NOISE * 5}},   # +32 %
+    })
+    c = nv.compare(res)
+    get = lambda model, metric: c[(c["model"] == model) & (c["metric"] == metric)].iloc[0]  # noqa: E731
+    r = get("tbf-netem", "queueing delay, median")
+    assert r["verdict"] == "equivalent" and r["expected"] == "equivalent" and r["tost_p"] < 0.05
+    assert r["diff"] == pytest.approx(0.5) and r["diff_low"] < 0.5 < r["diff_high"]
+    assert r["delta"] == 5.0 and r["netem_n"] == 10 and r["shim_n"] == 10
+    assert get("tbf-netem", "goodput")["verdict"] == "equivalent"
+    assert get("tbf-netem", "goodput")["delta"] == pytest.approx(0.05 * 9.72)
+    assert get("tbf-netem", "drops")["verdict"] == "equivalent"
+    assert get("tbf-netem", "drops")["delta"] == pytest.approx(0.15 * 190)
+    assert get("tbf-netem", "queueing delay, p99")["verdict"] == ""          # reported, not tested
+    assert get("tbf-netem", "standing queue (sojourn)")["predicted_diff"] == pytest.approx(0.0)
+    b = get("netem-tbf", "queueing delay, median")
+    assert b["verdict"] == "not shown" and b["expected"] == "not equivalent"
+    assert b["diff"] == pytest.approx((101 - a_q) * nv.S_MS) and b["predicted_diff"] == pytest.approx(b["diff"])
+    assert b["diff_low"] > 5.0                                              # the whole interval beyond the margin
+    assert get("netem-tbf", "goodput")["verdict"] == "equivalent"
+    assert get("netem-tbf", "drops")["verdict"] == "not shown"
+    # the report renders every cell
+    md = nv.report(res)
+    assert "| tbf-netem | 25 | queueing delay, median (ms) |" in md and "not equivalent" in md
+
+
+def test_equivalence_needs_enough_arms():
+    res = made_up_results({("tbf-netem", 5): {"netem": {"qdelay_median_ms": [60.0]},
+                                              "shim": {"qdelay_median_ms": [61.0, 60.5]}}})
+    r = nv.compare(res)
+    r = r[r["metric"] == "queueing delay, median"].iloc[0]
+    assert r["verdict"] == "n/a" and r["diff"] == pytest.approx(-0.25 + 1.0)
+
+
+def test_positive_control_detects_the_missing_delay_line():
+    res = made_up_results({
+        ("fifo-after-delay", 50): {"shim": {"qdelay_median_ms": 100 * nv.S_MS + NOISE}},
+        ("tbf-netem", 50): {"netem": {"qdelay_median_ms": (100 - 50 / nv.S_MS) * nv.S_MS + NOISE[::-1]}},
+    })
+    pc = nv.positive_control(res).iloc[0]
+    assert pc["diff"] == pytest.approx(50.0) and pc["predicted_diff"] == pytest.approx(50.0)
+    assert pc["detected"] and pc["verdict"] == "not shown"
+
+
+# ---------------------------------------------------------------- a whole arm from files
+D_MS = 25.0
+
+
+def write_arm(root: Path, rep: int, model: str, impl: str, q_ms: float, drop_every: int = 10, check="pass",
+              n: int = 400, dt: float = 0.001) -> Path:
+    """One arm directory: ``n`` datagrams arrive ``dt`` s apart; every ``drop_every``-th is dropped; the others leave
+    after D_MS + (0 in the first 40 % of the flow, ``q_ms`` afterwards). tc samples show a queue of round(q/s) at
+    the tbf root (shim) / tbf 10: or the shared count (netem); drops 17 at the qdisc, 23 at the shim."""
+    d = root / "runs" / f"rep{rep:02d}-{model}-d{D_MS:g}-{impl}"
+    d.mkdir(parents=True)
+    t_last = (n - 1) * dt
+    cut = 0.4 * t_last
+    ing = [dgram(i * dt, i + 1) for i in range(n)]
+    egr = [dgram(i * dt + (D_MS + (q_ms if i * dt >= cut else 0.0)) / 1e3, i + 1)
+           for i in range(n) if (i + 1) % drop_every]
+    write_pcap(d / "sw-a.raw", ing, snaplen=96)
+    with open(d / "sw-a.raw", "rb") as f, gzip.open(d / "sw-a.pcap.gz", "wb") as g:
+        shutil.copyfileobj(f, g)
+    (d / "sw-a.raw").unlink()
+    write_pcap(d / "sw-b.pcap", egr, snaplen=96)
+    qp = round(q_ms / nv.S_MS)
+    kind, handle, what = nv.TC_QUEUE[(model, impl)]
+    shown = qp + round(D_MS / nv.S_MS) if what == "shared" else qp
+    handles = [(kind, handle, "root" if handle == "1:" else "1:1")]
+    (d / "tc.txt").write_text(samples_text(T0, T0 + t_last, handles, {handle: shown}, step=0.005))
+    tc_b = qdisc_block(None, [("tbf", "1:", "root", 0, 2)])
+    tc_a = qdisc_block(None, [("tbf", "1:", "root", 0, 19)])
+    shim = None
+    if impl == "shim":
+        shim = {"report_before": "delayshim: released 3 late_over_1ms 0 late_over_5ms 0 max_late_us 10 "
+                                 "dropped_at_limit 0 max_counted 0",
+                "report_after": "delayshim: released 400 late_over_1ms 4 late_over_5ms 0 max_late_us 1500 "
+                                "dropped_at_limit 23 max_counted 100"}
+    run = {"rep": rep, "model": model, "delay_ms": D_MS, "implementation": impl, "order_in_rep": 1,
+           "params": {"udp_len_bytes": LEN, "a_ip": A, "b_ip": B}, "tc_before": tc_b, "tc_after": tc_a,
+           "shim": shim, "tcpdump": {"sw_a": {"captured": n, "dropped_by_kernel": 0},
+                                     "sw_b": {"captured": len(egr), "dropped_by_kernel": 0}},
+           "check": check, "reason": None if check == "pass" else "iperf3 exited 1"}
+    (d / "run.json").write_text(json.dumps(run))
+    (d / "iperf3.json").write_text(json.dumps({"end": {"sum": {"bits_per_second": 9.7e6}}}))
+    return d
+
+
+@pytest.mark.parametrize("impl", ["netem", "shim"])
+def test_load_arm_from_files(tmp_path, impl):
+    d = write_arm(tmp_path, 1, "tbf-netem", impl, q_ms=12.0)
+    r = nv.load_arm(d)
+    assert r["valid"], r["problem"]
+    n, dt = 400, 0.001
+    assert (r["n_in"], r["n_out"], r["n_matched"], r["n_unmatched_out"]) == (n, 360, 360, 0)
+    assert r["drops_pcap"] == 40 and r["drops_pcap_per_1000"] == pytest.approx(100.0)
+    assert r["qdelay_median_ms"] == pytest.approx(12.0, abs=1e-3)
+    assert r["qdelay_p99_ms"] == pytest.approx(12.0, abs=1e-3)
+    assert r["sojourn_min_ms"] == pytest.approx(D_MS, abs=1e-3)
+    assert r["queue_pkts"] == pytest.approx(12.0 / nv.S_MS, abs=1e-3)
+    assert r["tc_queue_pkts"] == pytest.approx(round(12.0 / nv.S_MS) + (round(D_MS / nv.S_MS) - D_MS / nv.S_MS
+                                                                        if impl == "netem" else 0))
+    # drops: the root qdisc's counter over the flow (19 - 2) plus, for the shim, its drops at the limit
+    assert r["drops_qdisc"] == 17 and r["drops_shim"] == (23 if impl == "shim" else 0)
+    assert r["drops_per_1000"] == pytest.approx(1000 * (17 + (23 if impl == "shim" else 0)) / n)
+    # goodput: payload of the egress packets inside the steady window over its length
+    t1 = T0 + (n - 1) * dt
+    t0 = t1 - 0.6 * (n - 1) * dt
+    out_ts = np.array([T0 + i * dt + (D_MS + (12.0 if i * dt >= 0.4 * (n - 1) * dt else 0.0)) / 1e3
+                       for i in range(n) if (i + 1) % 10])
+    inside = ((out_ts >= t0 - 1e-7) & (out_ts <= t1 + 1e-7)).sum()
+    assert r["goodput_mbps"] == pytest.approx(inside * LEN * 8 / (t1 - t0) / 1e6, rel=2e-3)
+    assert r["iperf3_mbps"] == pytest.approx(9.7)
+    if impl == "shim":
+        assert r["shim_late1_share"] == pytest.approx(4 / 400) and r["shim_max_counted"] == 100
+
+
+def test_failed_and_incomplete_arms_are_excluded(tmp_path):
+    bad = write_arm(tmp_path, 1, "netem-tbf", "shim", q_ms=20.0, check="fail")
+    r = nv.load_arm(bad)
+    assert not r["valid"] and "guest check: iperf3 exited 1" in r["problem"]
+    gone = write_arm(tmp_path, 2, "netem-tbf", "netem", q_ms=20.0)
+    (gone / "sw-b.pcap").unlink()
+    r = nv.load_arm(gone)
+    assert not r["valid"] and "no capture sw-b" in r["problem"]
+    early = write_arm(tmp_path, 3, "netem-tbf", "netem", q_ms=-5.0)      # leaves 5 ms before its delay is over
+    r = nv.load_arm(early)
+    assert not r["valid"] and "sojourns below the 25-ms delay" in r["problem"]
+    (gone / "run.json").write_text(json.dumps({"model": "netem", "implementation": "shim", "delay_ms": 5}))
+    with pytest.raises(AnalysisError):
+        nv.load_arm(gone)
+    with pytest.raises(AnalysisError):
+        nv.load_results(tmp_path / "nothing")
+
+
+def test_main_prints_markdown(tmp_path, capsys):
+    for rep in (1, 2):
+        write_arm(tmp_path, rep, "tbf-netem", "netem", q_ms=12.0 + 0.1 * rep)
+        write_arm(tmp_path, rep, "tbf-netem", "shim", q_ms=12.2 - 0.1 * rep)
+    write_arm(tmp_path, 3, "tbf-netem", "shim", q_ms=12.0, check="fail")
+    (tmp_path / "setup.json").write_text(json.dumps({"uname_r": "6.1.0-56-amd64",
+                                                     "kernel_package": "linux-image-6.1.0-56-amd64 6.1.192-2",
+                                                     "netem_patches": {"K4": True, "K5": True, "K6": True}}))
+    assert nv.main([str(tmp_path), "--runs"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Arms: 4 valid of 5; guest kernel 6.1.0-56-amd64 (linux-image-6.1.0-56-amd64 6.1.192-2)")
+    assert "| model | d (ms) | metric | real netem | shim |" in out
+    assert "| tbf-netem | 25 | queueing delay, median (ms) | 12.15 [" in out
+    assert "Calibration (section 7, step 2)" in out and "Per arm:" in out
+    assert "Excluded arms: rep03-tbf-netem-d25-shim (guest check: iperf3 exited 1)" in out
+    assert nv.main([str(tmp_path / "none")]) == 2
