@@ -145,7 +145,11 @@ def test_shared_limit_between_delay_line_and_queue(chain, tmp_path, model):
     in_delay = DRAIN_PER_S * delay_ms / 1000         # accepted = drained once full: ~42 packets in their delay
     assert res["shim"]["dropped_at_limit"] > 0, res
     assert res["child_drops"] == 0, res["qdisc"]      # the fifo behind never overflows: the shim drops first
-    assert res["shim"]["max_counted"] <= 100, res
+    # an admitted packet never finds 100 counted; a dropped one may find 101 when the egress queue also holds a packet
+    # the switch sent itself (IPv6 neighbour discovery, proxy ARP), which never passes the shim but counts, as it
+    # would in netem
+    assert res["shim"]["max_counted"] <= 101, res
+    assert res["max"] <= 100 - in_delay + 6, res
     assert abs(res["plateau"] - (100 - in_delay)) <= 6, (res, 100 - in_delay)
 
 
