@@ -46,7 +46,6 @@ with real recipe A, a difference of d ms the test must detect.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import warnings
@@ -57,7 +56,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from analysis import markdown_table
-from analysis.cc_validation import equivalence
+from analysis.cc_validation import _find, _read_json, equivalence  # one reader of a run's (compressed) files
 from analysis.errors import AnalysisError
 from analysis.ingest import read_pcap
 from analysis.ingest.compressed import open_decompressed
@@ -369,22 +368,6 @@ def parse_shim_line(line: str | None) -> dict:
 
 
 # ---------------------------------------------------------------- one arm
-def _find(run_dir: Path, name: str) -> Path | None:
-    for cand in (name, name + ".gz", name + ".xz"):
-        p = run_dir / cand
-        if p.is_file():
-            return p
-    return None
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        with open_decompressed(path) as f:
-            return json.loads(f.read())
-    except (OSError, ValueError) as exc:
-        raise AnalysisError(f"{path}: unreadable JSON ({exc})") from None
-
-
 def _read_text(path: Path) -> str:
     with open_decompressed(path) as f:
         return f.read().decode("utf-8", errors="replace")

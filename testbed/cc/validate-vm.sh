@@ -75,18 +75,8 @@ T0=$(date +%s)
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
-# ---- VM teardown: always
-# shellcheck disable=SC2317  # the EXIT trap
-teardown() {
-    local rc=$?
-    trap - EXIT INT TERM HUP
-    qbox_teardown "$out"
-    exit "$rc"
-}
-trap teardown EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
+# ---- VM teardown: always (the VM stopped, DIR/console.log kept, on exit, error or signal)
+qbox_traps "$out"
 
 # ---- 1. the objects, built here (CO-RE: relocated by libbpf against the guest's BTF when it loads them), and copied
 # at once: what the guest loads, what meta.json describes and DIR/objects/ keeps are the same bytes even if

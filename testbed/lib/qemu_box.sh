@@ -11,6 +11,7 @@
 #                                     throw-away qcow2 overlay (the box is not modified), user-mode networking with an
 #                                     ssh port forward on 127.0.0.1, waiting until ssh answers; gssh CMD runs CMD there
 #   qbox_teardown OUT              stops the VM (TERM, then KILL after 10 s), keeps OUT/console.log, removes work
+#   qbox_traps OUT                 qbox_teardown OUT on exit and on INT/TERM/HUP (exit 130/143/129), the exit status kept
 # shellcheck disable=SC2034  # the variables are the callers'
 QBOX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 work="" qpid=""
@@ -93,4 +94,20 @@ qbox_teardown() {
         cp "$work/console.log" "$out/console.log" 2>/dev/null || true
         rm -rf "$work"
     fi
+}
+
+qbox_traps() {
+    QBOX_OUT=$1
+    trap _qbox_exit EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    trap 'exit 129' HUP
+}
+
+# shellcheck disable=SC2317  # the EXIT trap of qbox_traps
+_qbox_exit() {
+    local rc=$?
+    trap - EXIT INT TERM HUP
+    qbox_teardown "$QBOX_OUT"
+    exit "$rc"
 }
