@@ -32,16 +32,34 @@ from the first to the last data packet at the ingress):
   captures (ingress packets without an egress match) as a cross-check;
 * goodput (Mbit/s): UDP payload bytes leaving the switch in the steady window (expected 10 x 1448 / 1490 = 9.72).
 
-Per cell (model x delay), shim - netem over the arms (:func:`compare`): mean and 95 % t-interval per implementation,
+TCP arms (``traffic`` "tcp" in run.json: one iperf3 flow of ``cc`` with ``loss_pct`` % random loss on the data
+direction; directory ``repNN-MODEL-dD-lLOSS-CC-IMPL``) are read the same way, with these differences: the data
+packets are the TCP segments a -> b with payload (:func:`tcp_data_packets`) and a match also needs the same sequence
+number (a retransmission has its own IP id); goodput (Mbit/s) is the sequence-space progress of the data leaving the
+switch over the steady window (:func:`seq_goodput_mbps`: bytes newly sent through, retransmissions not counted
+twice); the RTT (ms) is the sender's smoothed RTT as iperf3 samples it every 0.5 s (``intervals[].streams[0].rtt``,
+the kernel's ``tcpi_rtt``) over the steady window, its mean and p95 (:func:`iperf3_rtt`); retransmits are iperf3's
+(``end.sum_sent.retransmits``) per 1000 data packets at the ingress; drops count the random loss too (real netem's
+root counter holds netem's loss, the shim's arms add the iptables rule's counter), so both sides count the same
+events. The queueing delay's distribution is kept per arm as a 0.5-ms histogram of the steady window
+(:data:`HIST_BIN_MS`); :func:`distribution` compares the quantile grid (:data:`QGRID`) cell by cell and gives the
+Kolmogorov-Smirnov distance of the pooled histograms as a descriptive number (packets within a run are not
+independent, so no KS p-value is given).
+
+Per cell (model x delay, and for TCP x cc x loss), shim - netem over the arms (:func:`compare`): mean and 95 % t-interval per implementation,
 the difference with its 90 % Welch interval, a TOST at alpha = 0.05 (:func:`analysis.cc_validation.equivalence`)
 with the margins fixed here before any run: queueing-delay median and p95 +-5 ms (about 4 packets), goodput +-5 % of
-the netem mean, drops per 1000 packets +-15 % of the netem mean. Section 4's prediction of the standing queue
+the netem mean, drops per 1000 packets +-15 % of the netem mean, and for TCP the mean RTT +-max(3 ms, 5 % of the
+netem mean) (docs/netem-semantics.md section 7, step 6). Section 4's prediction of the standing queue
 (:func:`predicted_queue_pkts`) for the kernel the guest ran (its changelog's K4/K5/K6, :func:`kernel_form`) and for
 the shim as switch.sh runs it gives the expected verdict of each cell. :func:`calibration` is section 7's step 2 (each
 arm's plateau within +-1 packet of the prediction); :func:`positive_control` compares the shim's fifo-after-delay
 with real recipe A, a difference of d ms the test must detect.
 
-``python -m analysis.netem_validation DIR [--runs]`` prints the tables in Markdown.
+``python -m analysis.netem_validation DIR [--runs]`` prints the tables in Markdown; ``--export DEST`` writes the
+committed form of DIR (:func:`export`: per arm run.json, iperf3.json and ``derived.json``, the row and histogram
+computed here, without the captures and tc samples; :func:`load_arm` reads ``derived.json`` when the captures are
+absent).
 """
 from __future__ import annotations
 
@@ -75,10 +93,17 @@ BFIFO_PKTS = TBF_LIMIT_BYTES // FRAME_BYTES   # 101 frames of 1490 bytes
 SEND_PPS = 12e6 / (UDP_LEN * 8)         # 1036 datagrams/s (iperf3 -b 12M counts payload bits)
 STEADY_FRACTION = 0.6                   # the plateau and the steady-state measures use the last 60 % of the flow
 MAX_SOJOURN_S = 2.0                     # an egress packet matches an ingress packet at most this much older
+TCP_FRAME_BYTES = 1448 + 32 + 20 + 14   # 1514: a full TCP segment with timestamps as the qdiscs count it
+TCP_S_MS = TCP_FRAME_BYTES * 8 / RATE_BPS * 1e3   # 1.211 ms per full segment at 10 Mbit/s
+QGRID = (10, 25, 50, 75, 90, 95, 99)    # the queueing-delay quantiles kept per arm (percent)
+HIST_BIN_MS = 0.5                       # the queueing-delay histogram's bin width (ms), from -HIST_LOW_MS
+HIST_LOW_MS = 5.0                       # the histogram starts this far below 0 (a sojourn a little under d)
+TRAFFICS = ("udp", "tcp")
 
 QDELAY_MARGIN_MS = 5.0       # TOST margin on the queueing-delay median and p95 (ms), about 4 packets
 GOODPUT_MARGIN_FRAC = 0.05   # TOST margin on goodput: +-5 % of the netem mean
 DROPS_MARGIN_FRAC = 0.15     # TOST margin on drops per 1000 packets: +-15 % of the netem mean
+RTT_MARGIN_MS, RTT_MARGIN_FRAC = 3.0, 0.05   # TOST margin on the mean RTT: +-max(3 ms, 5 % of the netem mean)
 ALPHA = 0.05
 PLATEAU_TOLERANCE_PKTS = 1.0  # section 7 step 2: plateau within +-1 packet of the prediction / of the real arm
 MAX_CAPTURE_LOSS = 0.001      # an arm whose captures lost more than 0.1 % of the packets is not used
@@ -98,12 +123,14 @@ TC_QUEUE = {
     ("netem-tbf-k6", "netem"): ("tbf", "10:", "queue"),       # the same qdiscs as netem-tbf (the kernel decides)
 }
 
-RUN_COLUMNS = ["run", "rep", "model", "delay_ms", "implementation", "order_in_rep", "n_in", "n_out", "n_matched",
-               "n_unmatched_out", "n_ambiguous", "sojourn_min_ms", "qdelay_median_ms", "qdelay_p95_ms",
-               "qdelay_p99_ms", "queue_pkts", "tc_qdisc", "tc_samples", "tc_interval_ms", "tc_plateau_pkts",
-               "tc_queue_pkts", "drops_qdisc", "drops_shim", "drops_counted", "drops_pcap", "drops_per_1000",
-               "drops_pcap_per_1000", "goodput_mbps", "iperf3_mbps", "shim_late1_share", "shim_max_counted",
-               "capture_dropped", "guest_check", "valid", "problem"]
+RUN_COLUMNS = ["run", "rep", "traffic", "model", "cc", "loss_pct", "delay_ms", "implementation", "order_in_rep",
+               "n_in", "n_out", "n_matched", "n_unmatched_out", "n_ambiguous", "sojourn_min_ms", "qdelay_median_ms",
+               "qdelay_p95_ms", "qdelay_p99_ms", "qdelay_p10_ms", "qdelay_p25_ms", "qdelay_p75_ms", "qdelay_p90_ms",
+               "queue_pkts", "tc_qdisc", "tc_samples", "tc_interval_ms", "tc_plateau_pkts",
+               "tc_queue_pkts", "drops_qdisc", "drops_shim", "drops_loss", "drops_counted", "drops_pcap",
+               "drops_per_1000", "drops_pcap_per_1000", "goodput_mbps", "iperf3_mbps", "rtt_mean_ms", "rtt_p95_ms",
+               "rtt_samples", "retransmits", "retrans_per_1000", "shim_late1_share", "shim_max_counted",
+               "capture_dropped", "source", "guest_check", "valid", "problem"]
 
 
 # ---------------------------------------------------------------- predictions (section 4)
@@ -196,29 +223,38 @@ def flow_packets(table: pd.DataFrame, src: str = A_IP, dst: str = B_IP, udp_len:
     return t.sort_values("ts", kind="stable").reset_index(drop=True)
 
 
+def tcp_data_packets(table: pd.DataFrame, src: str = A_IP, dst: str = B_IP) -> pd.DataFrame:
+    """The data segments of a per-packet table (``analysis.ingest.schema``): TCP from ``src`` to ``dst`` with payload
+    (pure ACKs, SYN and FIN without data left out), sorted by ts."""
+    t = table[(table["proto"] == 6) & (table["src"] == src) & (table["dst"] == dst) & (table["payload_len"] > 0)]
+    return t.sort_values("ts", kind="stable").reset_index(drop=True)
+
+
 _KEY = ["src", "dst", "sport", "dport", "ip_id", "payload_len"]
+_TCP_KEY = _KEY + ["seq"]
 
 
 def match_sojourns(ingress: pd.DataFrame, egress: pd.DataFrame,
-                   max_sojourn_s: float = MAX_SOJOURN_S) -> tuple[pd.DataFrame, dict]:
+                   max_sojourn_s: float = MAX_SOJOURN_S, key: list[str] | None = None) -> tuple[pd.DataFrame, dict]:
     """Match each packet leaving the switch (``egress``, per-packet table rows) with its arrival (``ingress``): same
-    addresses, ports, IPv4 id and UDP payload length, arrived at most ``max_sojourn_s`` (s) before and not matched
-    yet; among several such arrivals (ids repeating: 16-bit wrap, or a sender without per-socket ids) the earliest,
+    addresses, ports, IPv4 id and payload length (``key``: these columns by default; TCP adds ``seq``, see
+    :data:`_TCP_KEY`), arrived at most ``max_sojourn_s`` (s) before and not matched yet; among several such arrivals (ids repeating: 16-bit wrap, or a sender without per-socket ids) the earliest,
     as a FIFO path delivers them, and the match counts as ambiguous.
 
     Returns (matched, counts). matched: one row per matched packet with ts_in, ts_out (epoch s), sojourn_ms (ms),
     ip_id, payload_len, sorted by ts_in. counts: n_in, n_out, n_matched, n_unmatched_out (egress packets without an
     arrival: capture loss at the ingress), n_unmatched_in (arrivals never seen leaving: dropped, or capture loss at
     the egress), n_ambiguous."""
+    cols = list(key or _KEY)
     groups: dict[tuple, list[float]] = {}
     ing = ingress.sort_values("ts", kind="stable")
-    for key, ts in zip(ing[_KEY].itertuples(index=False, name=None), ing["ts"].to_numpy(dtype=float)):
-        groups.setdefault(key, []).append(float(ts))
+    for k, ts in zip(ing[cols].itertuples(index=False, name=None), ing["ts"].to_numpy(dtype=float)):
+        groups.setdefault(k, []).append(float(ts))
     ptr = dict.fromkeys(groups, 0)
     eg = egress.sort_values("ts", kind="stable")
     t_in, t_out, ids, lens = [], [], [], []
     unmatched_out = ambiguous = 0
-    for key, ts in zip(eg[_KEY].itertuples(index=False, name=None), eg["ts"].to_numpy(dtype=float)):
+    for key, ts in zip(eg[cols].itertuples(index=False, name=None), eg["ts"].to_numpy(dtype=float)):
         lst = groups.get(key)
         if lst is None:
             unmatched_out += 1
@@ -273,6 +309,77 @@ def goodput_mbps(egress: pd.DataFrame, t0: float, t1: float) -> float:
         return np.nan
     sel = egress[(egress["ts"] >= t0) & (egress["ts"] <= t1)]
     return float(sel["payload_len"].sum()) * 8 / (t1 - t0) / 1e6
+
+
+def seq_goodput_mbps(egress: pd.DataFrame, t0: float, t1: float) -> float:
+    """TCP goodput through the switch over [t0, t1] (s), Mbit/s: how far the highest sequence number sent through
+    (seq + payload, unwrapped modulo 2**32 from the first segment, one connection) advanced between the last segment
+    before t0 and the last segment at or before t1, over t1 - t0. A retransmission does not advance it, so each byte
+    counts once. NaN for an empty interval or fewer than two segments."""
+    if not t1 > t0 or len(egress) < 2:
+        return np.nan
+    e = egress.sort_values("ts", kind="stable")
+    seq = e["seq"].to_numpy(dtype=np.int64)
+    rel = (seq - seq[0]) % (1 << 32)
+    rel = np.where(rel >= (1 << 31), rel - (1 << 32), rel)      # a retransmission of bytes before the first seen
+    top = np.maximum.accumulate(rel + e["payload_len"].to_numpy(dtype=np.int64))
+    ts = e["ts"].to_numpy(dtype=float)
+    i0 = np.searchsorted(ts, t0, side="left") - 1               # the last segment before t0
+    i1 = np.searchsorted(ts, t1, side="right") - 1              # the last segment at or before t1
+    if i1 < 0:
+        return np.nan
+    start = top[i0] if i0 >= 0 else rel[0]
+    return float(top[i1] - start) * 8 / (t1 - t0) / 1e6
+
+
+def iperf3_rtt(doc: dict, fraction: float = STEADY_FRACTION) -> dict:
+    """The sender's smoothed RTT as iperf3 samples it once per reporting interval (``intervals[].streams[0].rtt``,
+    us, the kernel's ``tcpi_rtt``), over the intervals that end in the last ``fraction`` of the test: mean and p95
+    (ms) and the number of samples; NaNs without samples (UDP, or an iperf3 without RTT)."""
+    pts = []
+    for iv in doc.get("intervals") or []:
+        st = (iv.get("streams") or [{}])[0]
+        if st.get("rtt") is not None and st.get("end") is not None:
+            pts.append((float(st["end"]), float(st["rtt"]) / 1e3))
+    if not pts:
+        return {"rtt_mean_ms": np.nan, "rtt_p95_ms": np.nan, "rtt_samples": 0}
+    ends = np.array([p[0] for p in pts])
+    rtt = np.array([p[1] for p in pts])
+    sel = ends >= ends.max() * (1 - fraction)
+    v = rtt[sel]
+    return {"rtt_mean_ms": float(v.mean()), "rtt_p95_ms": float(np.quantile(v, 0.95)), "rtt_samples": int(v.size)}
+
+
+def qdelay_histogram(qdelay_ms) -> dict:
+    """Queueing delays (ms) as a sparse histogram of :data:`HIST_BIN_MS` bins from -:data:`HIST_LOW_MS`:
+    {"bin_ms", "low_ms", "bins" (bin indices with a count), "counts"}. Values below the low edge go to bin 0."""
+    v = np.asarray(qdelay_ms, dtype=float)
+    v = v[np.isfinite(v)]
+    idx = np.maximum(np.floor((v + HIST_LOW_MS) / HIST_BIN_MS), 0).astype(np.int64)
+    b, c = np.unique(idx, return_counts=True)
+    return {"bin_ms": HIST_BIN_MS, "low_ms": -HIST_LOW_MS, "bins": b.tolist(), "counts": c.tolist()}
+
+
+def ks_distance(h1: dict, h2: dict) -> float:
+    """Kolmogorov-Smirnov distance (the largest gap between the two cumulative distributions) of two histograms
+    from :func:`qdelay_histogram` with the same binning; NaN when either is empty. Resolution: one bin."""
+    n = 1 + max(max(h1["bins"], default=-1), max(h2["bins"], default=-1))
+    if n <= 0 or not sum(h1["counts"]) or not sum(h2["counts"]):
+        return np.nan
+    c1, c2 = np.zeros(n), np.zeros(n)
+    np.add.at(c1, np.asarray(h1["bins"], dtype=np.int64), h1["counts"])
+    np.add.at(c2, np.asarray(h2["bins"], dtype=np.int64), h2["counts"])
+    return float(np.abs(np.cumsum(c1) / c1.sum() - np.cumsum(c2) / c2.sum()).max())
+
+
+def merge_histograms(hists) -> dict:
+    """The sum of histograms from :func:`qdelay_histogram` (same binning)."""
+    acc: dict[int, int] = {}
+    for h in hists:
+        for b, c in zip(h["bins"], h["counts"]):
+            acc[int(b)] = acc.get(int(b), 0) + int(c)
+    bins = sorted(acc)
+    return {"bin_ms": HIST_BIN_MS, "low_ms": -HIST_LOW_MS, "bins": bins, "counts": [acc[b] for b in bins]}
 
 
 # ---------------------------------------------------------------- tc text
@@ -381,26 +488,68 @@ def _iperf3_receiver_mbps(doc: dict) -> float:
     return float(v) / 1e6 if v is not None else np.nan
 
 
-def load_arm(run_dir) -> dict:
-    """One arm directory -> a row of :data:`RUN_COLUMNS` (units: ms, packets, Mbit/s, per 1000 packets as named;
-    valid False with ``problem`` set when the arm cannot be used). See the module docstring for each measure."""
-    d = Path(run_dir)
-    meta_p = d / "run.json"
-    if not meta_p.is_file():
+def _arm_meta(d: Path) -> tuple[Path, dict]:
+    meta_p = _find(d, "run.json")
+    if meta_p is None:
         raise AnalysisError(f"{d}: no run.json")
     meta = _read_json(meta_p)
     model, impl, delay = meta.get("model"), meta.get("implementation"), meta.get("delay_ms")
-    if model not in MODELS or impl not in IMPLS or delay is None:
-        raise AnalysisError(f"{meta_p}: model must be one of {MODELS}, implementation one of {IMPLS} and delay_ms set;"
-                            f" got {model!r}, {impl!r}, {delay!r}")
-    delay = float(delay)
-    udp_len = int((meta.get("params") or {}).get("udp_len_bytes") or UDP_LEN)
-    a_ip = (meta.get("params") or {}).get("a_ip") or A_IP
-    b_ip = (meta.get("params") or {}).get("b_ip") or B_IP
+    traffic = meta.get("traffic") or "udp"
+    if model not in MODELS or impl not in IMPLS or delay is None or traffic not in TRAFFICS:
+        raise AnalysisError(f"{meta_p}: model must be one of {MODELS}, implementation one of {IMPLS}, traffic one of"
+                            f" {TRAFFICS} and delay_ms set; got {model!r}, {impl!r}, {traffic!r}, {delay!r}")
+    if traffic == "tcp" and not meta.get("cc"):
+        raise AnalysisError(f"{meta_p}: a tcp arm needs cc")
+    return meta_p, meta
+
+
+def _jsonable(v):
+    if isinstance(v, (np.floating, float)):
+        return None if not np.isfinite(v) else float(v)
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.bool_,)):
+        return bool(v)
+    return v
+
+
+DERIVED_VERSION = 1
+
+
+def load_arm(run_dir) -> dict:
+    """One arm directory -> a row of :data:`RUN_COLUMNS` (units: ms, packets, Mbit/s, per 1000 packets as named;
+    valid False with ``problem`` set when the arm cannot be used). See the module docstring for each measure."""
+    return load_arm_full(run_dir)[0]
+
+
+def load_arm_full(run_dir) -> tuple[dict, dict]:
+    """(row, histogram) of one arm: :func:`load_arm`'s row and the steady window's queueing-delay histogram
+    (:func:`qdelay_histogram`). From the captures when the directory has them (``source`` "captures"), else from the
+    ``derived.json`` that :func:`export` wrote (``source`` "derived.json")."""
+    d = Path(run_dir)
+    meta_p, meta = _arm_meta(d)
+    pa, pb = _find(d, "sw-a.pcap"), _find(d, "sw-b.pcap")
+    der = d / "derived.json"
+    if (pa is None or pb is None) and der.is_file():
+        doc = _read_json(der)
+        if doc.get("version") != DERIVED_VERSION or not isinstance(doc.get("row"), dict):
+            raise AnalysisError(f"{der}: not a derived.json of version {DERIVED_VERSION}")
+        row = {c: doc["row"].get(c, np.nan) for c in RUN_COLUMNS}
+        row = {c: (np.nan if v is None else v) for c, v in row.items()}
+        row["source"] = "derived.json"
+        return row, doc.get("hist") or qdelay_histogram([])
+    model, impl, delay = meta["model"], meta["implementation"], float(meta["delay_ms"])
+    traffic = meta.get("traffic") or "udp"
+    params = meta.get("params") or {}
+    udp_len = int(params.get("udp_len_bytes") or UDP_LEN)
+    a_ip, b_ip = params.get("a_ip") or A_IP, params.get("b_ip") or B_IP
+    s_ms = S_MS if traffic == "udp" else TCP_S_MS
     row = {c: np.nan for c in RUN_COLUMNS}
-    row.update(run=d.name, rep=meta.get("rep"), model=model, delay_ms=delay, implementation=impl,
-               order_in_rep=meta.get("order_in_rep"), tc_qdisc="", guest_check=meta.get("check"), valid=True,
-               problem="")
+    row.update(run=d.name, rep=meta.get("rep"), traffic=traffic, model=model,
+               cc=meta.get("cc") if traffic == "tcp" else "", loss_pct=float(meta.get("loss_pct") or 0.0),
+               delay_ms=delay, implementation=impl, order_in_rep=meta.get("order_in_rep"), tc_qdisc="",
+               source="captures", guest_check=meta.get("check"), valid=True, problem="")
+    hist = qdelay_histogram([])
     problems = []
     if meta.get("check") not in (None, "pass"):
         problems.append(f"guest check: {meta.get('reason') or meta.get('check')}")
@@ -418,7 +567,15 @@ def load_arm(run_dir) -> dict:
             problems.append("no shim report after the flow")
     else:
         row["drops_shim"] = 0.0
-    row["drops_counted"] = row["drops_qdisc"] + row["drops_shim"]
+    # random loss outside the qdiscs (the shim's arms: the iptables rule); netem's own loss is in its root counter
+    ipt = (meta.get("drops") or {}).get("iptables_loss")
+    if impl == "shim" and row["loss_pct"] > 0:
+        row["drops_loss"] = float(ipt) if ipt is not None else np.nan
+        if ipt is None:
+            problems.append("loss arm without the iptables rule's counter")
+    else:
+        row["drops_loss"] = 0.0
+    row["drops_counted"] = row["drops_qdisc"] + row["drops_shim"] + row["drops_loss"]
     tcpd = meta.get("tcpdump") or {}
     lost = [(v or {}).get("dropped_by_kernel") for v in tcpd.values()]
     caught = [(v or {}).get("captured") for v in tcpd.values()]
@@ -426,43 +583,61 @@ def load_arm(run_dir) -> dict:
     row["capture_dropped"] = float(sum(known)) if known else np.nan
 
     ipf = _find(d, "iperf3.json")
+    ipdoc = {}
     if ipf is not None:
         try:
-            row["iperf3_mbps"] = _iperf3_receiver_mbps(_read_json(ipf))
+            ipdoc = _read_json(ipf)
+            row["iperf3_mbps"] = _iperf3_receiver_mbps(ipdoc)
         except AnalysisError:
-            pass
+            ipdoc = {}
+    if traffic == "tcp":
+        row.update(iperf3_rtt(ipdoc))
+        r = ((ipdoc.get("end") or {}).get("sum_sent") or {}).get("retransmits")
+        row["retransmits"] = float(r) if r is not None else np.nan
+        if not row["rtt_samples"]:
+            problems.append("no RTT samples in iperf3.json")
 
-    pa, pb = _find(d, "sw-a.pcap"), _find(d, "sw-b.pcap")
     if pa is None or pb is None:
         problems.append("no capture " + " and ".join(n for n, p in (("sw-a", pa), ("sw-b", pb)) if p is None))
         row.update(valid=False, problem="; ".join(problems))
-        return row
+        return row, hist
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")         # a truncated last record: the rest is still usable
-            ing = flow_packets(read_pcap(pa, cache=False), a_ip, b_ip, udp_len)
-            egr = flow_packets(read_pcap(pb, cache=False), a_ip, b_ip, udp_len)
+            if traffic == "udp":
+                ing = flow_packets(read_pcap(pa, cache=False), a_ip, b_ip, udp_len)
+                egr = flow_packets(read_pcap(pb, cache=False), a_ip, b_ip, udp_len)
+            else:
+                ing = tcp_data_packets(read_pcap(pa, cache=False), a_ip, b_ip)
+                egr = tcp_data_packets(read_pcap(pb, cache=False), a_ip, b_ip)
     except AnalysisError as exc:
         problems.append(str(exc))
         row.update(valid=False, problem="; ".join(problems))
-        return row
+        return row, hist
     if ing.empty or egr.empty:
         problems.append("no data packet in the " + ("ingress" if ing.empty else "egress") + " capture")
         row.update(valid=False, problem="; ".join(problems))
-        return row
-    matched, counts = match_sojourns(ing, egr)
+        return row, hist
+    matched, counts = match_sojourns(ing, egr, key=_KEY if traffic == "udp" else _TCP_KEY)
     row.update({k: counts[k] for k in ("n_in", "n_out", "n_matched", "n_unmatched_out", "n_ambiguous")})
     t_first, t_last = float(ing["ts"].iloc[0]), float(ing["ts"].iloc[-1])
     t0, t1 = steady_window(t_first, t_last)
     steady = matched[(matched["ts_in"] >= t0) & (matched["ts_in"] <= t1)]
-    q = quantiles(steady["sojourn_ms"] - delay)
+    qd = (steady["sojourn_ms"] - delay).to_numpy(dtype=float)
+    q = quantiles(qd)
     row.update(qdelay_median_ms=q["median"], qdelay_p95_ms=q["p95"], qdelay_p99_ms=q["p99"],
                sojourn_min_ms=float(matched["sojourn_ms"].min()) if len(matched) else np.nan,
-               queue_pkts=q["median"] / S_MS)
-    row["goodput_mbps"] = goodput_mbps(egr, t0, t1)
+               queue_pkts=q["median"] / s_ms)
+    if qd.size:
+        for pct, v in zip((10, 25, 75, 90), np.quantile(qd, [0.10, 0.25, 0.75, 0.90])):
+            row[f"qdelay_p{pct}_ms"] = float(v)
+    hist = qdelay_histogram(qd)
+    row["goodput_mbps"] = goodput_mbps(egr, t0, t1) if traffic == "udp" else seq_goodput_mbps(egr, t0, t1)
     row["drops_pcap"] = float(counts["n_unmatched_in"])
     row["drops_per_1000"] = 1000 * row["drops_counted"] / counts["n_in"]
     row["drops_pcap_per_1000"] = 1000 * row["drops_pcap"] / counts["n_in"]
+    if traffic == "tcp":
+        row["retrans_per_1000"] = 1000 * row["retransmits"] / counts["n_in"]
 
     tcp = _find(d, "tc.txt")
     if tcp is not None:
@@ -484,16 +659,18 @@ def load_arm(run_dir) -> dict:
                         f"{float(np.quantile(matched['sojourn_ms'], 0.01)):.2f} ms): delay not applied or bad matching")
     if problems:
         row.update(valid=False, problem="; ".join(problems))
-    return row
+    return row, hist
 
 
 # ---------------------------------------------------------------- a results directory
 class Results:
     """Everything read from a results directory: ``runs`` (one row per arm, :data:`RUN_COLUMNS`), ``meta`` and
-    ``setup`` (dicts, {} if absent), ``form`` (:func:`kernel_form` of the guest)."""
+    ``setup`` (dicts, {} if absent), ``form`` (:func:`kernel_form` of the guest), ``hists`` (arm name -> its
+    queueing-delay histogram, :func:`qdelay_histogram`)."""
 
-    def __init__(self, runs: pd.DataFrame, meta: dict, setup: dict):
+    def __init__(self, runs: pd.DataFrame, meta: dict, setup: dict, hists: dict | None = None):
         self.runs, self.meta, self.setup = runs, meta, setup
+        self.hists = hists or {}
         self.form = kernel_form(setup, meta)
 
     @property
@@ -504,15 +681,23 @@ class Results:
 def load_results(results_dir) -> Results:
     """Read every ``runs/*/run.json`` arm of ``results_dir`` (see the module docstring)."""
     root = Path(results_dir)
-    run_dirs = sorted(p.parent for p in root.glob("runs/*/run.json"))
+    run_dirs = sorted({p.parent for pat in ("runs/*/run.json", "runs/*/run.json.xz", "runs/*/run.json.gz")
+                       for p in root.glob(pat)})
     if not run_dirs:
         raise AnalysisError(f"{root}: no runs/*/run.json (not a netem-validation results directory)")
-    rows = [load_arm(d) for d in run_dirs]
-    runs = pd.DataFrame(rows, columns=RUN_COLUMNS).sort_values(
-        ["model", "delay_ms", "implementation", "rep"], kind="stable").reset_index(drop=True)
+    rows, hists = [], {}
+    for d in run_dirs:
+        row, hist = load_arm_full(d)
+        rows.append(row)
+        hists[row["run"]] = hist
+    runs = pd.DataFrame(rows, columns=RUN_COLUMNS)
+    runs["cc"] = runs["cc"].fillna("").astype(str)
+    runs["loss_pct"] = runs["loss_pct"].astype(float)
+    runs = runs.sort_values(["traffic", "model", "cc", "loss_pct", "delay_ms", "implementation", "rep"],
+                            kind="stable").reset_index(drop=True)
     meta = _read_json(root / "meta.json") if (root / "meta.json").is_file() else {}
     setup = _read_json(root / "setup.json") if (root / "setup.json").is_file() else {}
-    return Results(runs, meta, setup)
+    return Results(runs, meta, setup, hists)
 
 
 # ---------------------------------------------------------------- comparisons
@@ -543,7 +728,7 @@ def diff_interval(a, b, level: float = 1 - 2 * ALPHA) -> tuple[float, float, flo
     return d, r["diff"] - half, r["diff"] + half
 
 
-METRICS = (  # column, label, unit, TOST margin kind ("abs" | "frac" | None), margin
+METRICS = (  # column, label, unit, TOST margin kind ("abs" | "frac" | "rtt" | None), margin
     ("qdelay_median_ms", "queueing delay, median", "ms", "abs", QDELAY_MARGIN_MS),
     ("qdelay_p95_ms", "queueing delay, p95", "ms", "abs", QDELAY_MARGIN_MS),
     ("qdelay_p99_ms", "queueing delay, p99", "ms", None, np.nan),
@@ -552,6 +737,15 @@ METRICS = (  # column, label, unit, TOST margin kind ("abs" | "frac" | None), ma
     ("queue_pkts", "standing queue (sojourn)", "packets", None, np.nan),
     ("tc_queue_pkts", "standing queue (tc cross-check)", "packets", None, np.nan),
 )
+_QDELAY_METRICS = METRICS[:3]   # queueing-delay median, p95 (tested), p99 (reported): both tables
+TCP_METRICS = _QDELAY_METRICS + (   # the TCP arms' table
+    ("goodput_mbps", "goodput", "Mbit/s", "frac", GOODPUT_MARGIN_FRAC),
+    ("rtt_mean_ms", "RTT, mean", "ms", "rtt", RTT_MARGIN_MS),
+    ("rtt_p95_ms", "RTT, p95", "ms", None, np.nan),
+    ("drops_per_1000", "drops (overflow + random loss)", "per 1000 packets", "frac", DROPS_MARGIN_FRAC),
+    ("retrans_per_1000", "retransmissions", "per 1000 packets", None, np.nan),
+)
+CELL_KEYS = {"udp": ["model", "delay_ms"], "tcp": ["model", "cc", "loss_pct", "delay_ms"]}
 
 
 def expected_verdict(model: str, delay_ms: float, form: str) -> str:
@@ -564,25 +758,45 @@ def expected_verdict(model: str, delay_ms: float, form: str) -> str:
     return "not equivalent" if diff * S_MS > QDELAY_MARGIN_MS else "borderline"
 
 
-def compare(res: Results) -> pd.DataFrame:
-    """One row per (model, delay_ms, metric) over the valid arms: netem_* and shim_* (n, mean, t_low, t_high: 95 %
+def _cells(res: Results, traffic: str):
+    """(cell as {key: value}, its valid arms) for every cell of ``traffic`` (:data:`CELL_KEYS`), in sorted order."""
+    if traffic not in TRAFFICS:
+        raise AnalysisError(f"traffic must be one of {TRAFFICS}, got {traffic!r}")
+    runs = res.valid_runs
+    keys = CELL_KEYS[traffic]
+    for cell, r in runs[runs["traffic"] == traffic].groupby(keys, sort=True):
+        yield dict(zip(keys, cell)), r
+
+
+def _margin(kind: str, margin: float, netem_mean: float) -> float:
+    if kind == "abs":
+        return margin
+    if kind == "rtt":
+        return max(RTT_MARGIN_MS, RTT_MARGIN_FRAC * abs(netem_mean)) if np.isfinite(netem_mean) else RTT_MARGIN_MS
+    return margin * abs(netem_mean)
+
+
+def compare(res: Results, traffic: str = "udp") -> pd.DataFrame:
+    """One row per cell (``traffic`` "udp": model, delay_ms; "tcp": model, cc, loss_pct, delay_ms) and metric
+    (:data:`METRICS`, :data:`TCP_METRICS`) over the valid arms of that traffic: netem_* and shim_* (n, mean, t_low, t_high: 95 %
     t-interval of the per-arm values), diff (shim - netem) with its 90 % interval (diff_low, diff_high), the TOST
     margin ``delta`` (units of the metric; "frac" margins as a fraction of the netem mean), TOST p and ``verdict``
     ("equivalent", "not shown", "n/a"; "" for metrics without a test), and for the queueing-delay and queue rows the
     predicted difference (``predicted_diff``: ms or packets) and ``expected`` verdict (:func:`expected_verdict`)."""
-    runs = res.valid_runs
     rows = []
-    for (model, delay), r in runs.groupby(["model", "delay_ms"], sort=True):
-        pred_pkts = (predicted_for(model, delay, "shim", res.form) - predicted_for(model, delay, "netem", res.form))
-        for col, label, unit, kind, margin in METRICS:
+    for cell, r in _cells(res, traffic):
+        model, delay = cell["model"], cell["delay_ms"]
+        pred_pkts = (predicted_for(model, delay, "shim", res.form) - predicted_for(model, delay, "netem", res.form)
+                     if traffic == "udp" else np.nan)
+        for col, label, unit, kind, margin in (METRICS if traffic == "udp" else TCP_METRICS):
             n = r.loc[r["implementation"] == "netem", col].to_numpy(dtype=float)
             s = r.loc[r["implementation"] == "shim", col].to_numpy(dtype=float)
             ns, ss = _ci(n), _ci(s)
-            row = {"model": model, "delay_ms": delay, "metric": label, "unit": unit}
+            row = dict(cell, metric=label, unit=unit)
             row.update({f"netem_{k}": v for k, v in ns.items()})
             row.update({f"shim_{k}": v for k, v in ss.items()})
             if kind:
-                delta = margin if kind == "abs" else margin * abs(ns["mean"])
+                delta = _margin(kind, margin, ns["mean"])
                 eq = equivalence(s, n, delta)
                 diff, lo, hi, p, verdict = eq["diff"], eq["diff_low"], eq["diff_high"], eq["p"], eq["verdict"]
                 if not np.isfinite(diff):
@@ -590,7 +804,9 @@ def compare(res: Results) -> pd.DataFrame:
             else:
                 delta, p, verdict = np.nan, np.nan, ""
                 diff, lo, hi = diff_interval(s, n)
-            if col in ("qdelay_median_ms", "qdelay_p95_ms"):
+            if traffic == "tcp":
+                pred, expected = np.nan, ""
+            elif col in ("qdelay_median_ms", "qdelay_p95_ms"):
                 pred, expected = pred_pkts * S_MS, expected_verdict(model, delay, res.form)
             elif col in ("queue_pkts", "tc_queue_pkts"):
                 pred, expected = pred_pkts, ""
@@ -603,11 +819,12 @@ def compare(res: Results) -> pd.DataFrame:
 
 
 def calibration(res: Results) -> pd.DataFrame:
-    """Section 7 step 2 per (model, delay_ms, implementation) over the valid arms: arms, mean standing queue from the
-    sojourns and from tc (packets, with the qdisc read), the prediction (packets, :func:`predicted_for` with the
+    """Section 7 step 2 per (model, delay_ms, implementation) over the valid UDP arms: arms, mean standing queue from
+    the sojourns and from tc (packets, with the qdisc read), the prediction (packets, :func:`predicted_for` with the
     guest's kernel form), measured - predicted and ``within_1`` (|measured - predicted| <= 1 packet), the mean
     queueing-delay median (ms), and for the shim the mean share of releases more than 1 ms late."""
     runs = res.valid_runs
+    runs = runs[runs["traffic"] == "udp"]
     rows = []
     for (model, delay, impl), r in runs.groupby(["model", "delay_ms", "implementation"], sort=True):
         pred = predicted_for(model, delay, impl, res.form)
@@ -628,8 +845,9 @@ def positive_control(res: Results) -> pd.DataFrame:
     tbf-netem), median queueing delay (ms): shim - netem with its 90 % interval, the predicted difference (ms,
     section 4: N_d packets = about d ms), the TOST against +-:data:`QDELAY_MARGIN_MS` and ``detected`` (the 90 %
     interval excludes 0). With predicted differences of 25 and 50 ms the TOST must come out "not shown" and the
-    difference be detected, or the comparison has no power."""
+    difference be detected, or the comparison has no power. UDP arms only."""
     runs = res.valid_runs
+    runs = runs[runs["traffic"] == "udp"]
     rows = []
     for delay in sorted(runs["delay_ms"].unique()):
         s = runs.loc[(runs["model"] == "fifo-after-delay") & (runs["implementation"] == "shim")
@@ -650,6 +868,33 @@ def positive_control(res: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+QCOL = {10: "qdelay_p10_ms", 25: "qdelay_p25_ms", 50: "qdelay_median_ms", 75: "qdelay_p75_ms",
+        90: "qdelay_p90_ms", 95: "qdelay_p95_ms", 99: "qdelay_p99_ms"}
+
+
+def distribution(res: Results, traffic: str = "tcp") -> pd.DataFrame:
+    """The queueing-delay distributions of shim and real netem, cell by cell (:data:`CELL_KEYS`) over the valid arms
+    of ``traffic``: one row per cell and quantile of :data:`QGRID` (``pct``) with the mean per-arm quantile of each
+    side (ms), shim - netem and its 90 % Welch interval over arms (ms), and per cell the Kolmogorov-Smirnov distance
+    ``ks`` of the two pooled steady-window histograms (:func:`ks_distance`; descriptive, resolution
+    :data:`HIST_BIN_MS` ms)."""
+    rows = []
+    for cell, r in _cells(res, traffic):
+        rn, rs = r[r["implementation"] == "netem"], r[r["implementation"] == "shim"]
+        hn = merge_histograms(res.hists.get(x, qdelay_histogram([])) for x in rn["run"])
+        hs = merge_histograms(res.hists.get(x, qdelay_histogram([])) for x in rs["run"])
+        ks = ks_distance(hs, hn)
+        for pct in QGRID:
+            n = rn[QCOL[pct]].to_numpy(dtype=float)
+            sh = rs[QCOL[pct]].to_numpy(dtype=float)
+            diff, lo, hi = diff_interval(sh, n)
+            rows.append(dict(cell, pct=pct, netem_n=int(np.isfinite(n).sum()), shim_n=int(np.isfinite(sh).sum()),
+                             netem_mean=float(np.nanmean(n)) if np.isfinite(n).any() else np.nan,
+                             shim_mean=float(np.nanmean(sh)) if np.isfinite(sh).any() else np.nan,
+                             diff=diff, diff_low=lo, diff_high=hi, ks=ks))
+    return pd.DataFrame(rows)
+
+
 # ---------------------------------------------------------------- output
 _f, _p, _mean_ci, _md = markdown_table.num, markdown_table.pvalue, markdown_table.mean_ci, markdown_table.table
 
@@ -664,49 +909,98 @@ _FORM_TEXT = {"k6": "K6 (netem's limit counts delay line + child queue)",
               "unknown": "not recorded: predictions assume K6, the box's 6.1.192"}
 
 
+def _margin_text(r, nd: int) -> str:
+    if not np.isfinite(r["delta"]):
+        return "—"
+    if r["metric"] == "goodput":
+        return f"±{_f(r['delta'], nd)} (5 % of netem)"
+    if r["metric"].startswith("drops"):
+        return f"±{_f(r['delta'], nd)} (15 % of netem)"
+    if r["metric"].startswith("RTT"):
+        return f"±{_f(r['delta'], nd)} (max of 3 ms, 5 % of netem)"
+    return f"±{_f(r['delta'], nd)}"
+
+
+def _tcp_section(res: Results) -> list[str]:
+    cmp_, dist = compare(res, "tcp"), distribution(res, "tcp")
+    if not len(cmp_):
+        return []
+    parts = ["\nTCP arms: one iperf3 flow per arm through the switch, real netem against the shim, per queue model,"
+             " congestion control, random loss on the data direction (real netem: netem's own `loss`; shim: the"
+             " iptables rule the namespace backend uses) and one-way delay d per interface. Goodput = sequence-space"
+             " progress through the switch over the steady window; RTT = iperf3's samples of the sender's smoothed"
+             " RTT (every 0.5 s) over the steady window; drops = overflow and random loss, from the qdisc, shim and"
+             " iptables counters:\n"]
+    rows = []
+    for _, r in cmp_.iterrows():
+        nd = 3 if r["unit"] == "Mbit/s" else 2
+        rows.append([r["model"], r["cc"], _d(r["loss_pct"]), _d(r["delay_ms"]), f"{r['metric']} ({r['unit']})",
+                     f"{_mean_ci(r['netem_mean'], r['netem_t_low'], r['netem_t_high'], nd)} (n={r['netem_n']})",
+                     f"{_mean_ci(r['shim_mean'], r['shim_t_low'], r['shim_t_high'], nd)} (n={r['shim_n']})",
+                     _mean_ci(r["diff"], r["diff_low"], r["diff_high"], nd), _margin_text(r, nd),
+                     _p(r["tost_p"]), r["verdict"] or "—"])
+    parts.append(_md(["model", "cc", "loss (%)", "d (ms)", "metric", "real netem", "shim", "shim − netem [90 %]",
+                      "TOST margin", "TOST p", "equivalence"], rows))
+    if len(dist):
+        parts.append("\nTCP queueing-delay distributions: shim − netem of each arm's steady-window quantile, mean"
+                     " over arms [90 % Welch interval] (ms), and the Kolmogorov-Smirnov distance of the pooled"
+                     f" histograms ({HIST_BIN_MS:g}-ms bins; descriptive):\n")
+        keys = CELL_KEYS["tcp"]
+        drows = []
+        for cell, g in dist.groupby(keys, sort=True):
+            g = g.set_index("pct")
+            drows.append([cell[0], cell[1], _d(cell[2]), _d(cell[3]),
+                          f"{g['netem_n'].iloc[0]} / {g['shim_n'].iloc[0]}"]
+                         + [_mean_ci(g.loc[p, "diff"], g.loc[p, "diff_low"], g.loc[p, "diff_high"], 1)
+                            for p in QGRID] + [_f(g["ks"].iloc[0], 3)])
+        parts.append(_md(["model", "cc", "loss (%)", "d (ms)", "arms (netem / shim)"]
+                         + [f"p{p}" for p in QGRID] + ["KS"], drows))
+    return parts
+
+
 def report(res: Results, per_run: bool = False) -> str:
-    """The comparison as a Markdown document: the shim - netem table per cell, the calibration against section 4,
-    the positive control, excluded arms; ``per_run`` adds one row per arm."""
-    cmp_, cal, pc = compare(res), calibration(res), positive_control(res)
+    """The comparison as a Markdown document: the shim - netem table per UDP cell, the TCP arms' table and their
+    queueing-delay distributions, the calibration against section 4, the positive control, excluded arms;
+    ``per_run`` adds one row per arm."""
+    cmp_, cal, pc = compare(res, "udp"), calibration(res), positive_control(res)
     bad = res.runs[~res.runs["valid"].astype(bool)]
     g = res.meta.get("guest_kernel") or res.setup.get("uname_r") or "?"
     pkg = res.meta.get("guest_kernel_package") or res.setup.get("kernel_package")
     parts = [f"Arms: {len(res.valid_runs)} valid of {len(res.runs)}; guest kernel {g}"
              + (f" ({pkg})" if pkg else "") + f"; netem patches: {_FORM_TEXT[res.form]}"
-             + (f"; {res.meta['reps']} reps x {res.meta['duration_s']} s" if res.meta.get("reps") else "")
+             + (f"; {res.meta['reps']} reps (UDP arms in reps 1..{res.meta.get('udp_reps', res.meta['reps'])},"
+                f" {res.meta['duration_s']} s; TCP arms {res.meta.get('tcp_duration_s', '—')} s)"
+                if res.meta.get("reps") else "")
              + ". Steady window: the last 60 % of each flow. Mean [95 % t-interval] over arms; shim − netem with its"
              f" 90 % interval (the TOST interval); TOST at alpha = {ALPHA}; \"expected\" is section 4's prediction"
              " for this kernel.\n"]
     rows = []
     for _, r in cmp_.iterrows():
         nd = 3 if r["unit"] == "Mbit/s" else 2
-        if not np.isfinite(r["delta"]):
-            margin = "—"
-        elif r["metric"] == "goodput":
-            margin = f"±{_f(r['delta'], nd)} (5 % of netem)"
-        elif r["metric"].startswith("drops"):
-            margin = f"±{_f(r['delta'], nd)} (15 % of netem)"
-        else:
-            margin = f"±{_f(r['delta'], nd)}"
+        margin = _margin_text(r, nd)
         rows.append([r["model"], _d(r["delay_ms"]), f"{r['metric']} ({r['unit']})",
                      f"{_mean_ci(r['netem_mean'], r['netem_t_low'], r['netem_t_high'], nd)} (n={r['netem_n']})",
                      f"{_mean_ci(r['shim_mean'], r['shim_t_low'], r['shim_t_high'], nd)} (n={r['shim_n']})",
                      _mean_ci(r["diff"], r["diff_low"], r["diff_high"], nd), _f(r["predicted_diff"], 1), margin,
                      _p(r["tost_p"]), r["verdict"] or "—", r["expected"] or "—"])
-    parts.append(_md(["model", "d (ms)", "metric", "real netem", "shim", "shim − netem [90 %]", "predicted",
-                      "TOST margin", "TOST p", "equivalence", "expected"], rows))
-    parts.append("\nCalibration (section 7, step 2): standing queue in packets (s = 1.192 ms per 1490-byte frame),"
-                 " from the sojourns (median queueing delay / s) and from tc (the qdisc named, median qlen); pass ="
-                 " within ±1 packet of section 4's prediction:\n")
-    parts.append(_md(["model", "d (ms)", "implementation", "arms", "queue, sojourn (packets)",
-                      "queue, tc (packets) [qdisc]", "predicted (packets)", "measured − predicted", "within ±1",
-                      "queueing delay, median (ms)", "shim releases > 1 ms late"],
-                     [[r["model"], _d(r["delay_ms"]), r["implementation"], r["arms"], _f(r["queue_pkts"], 1),
-                       f"{_f(r['tc_queue_pkts'], 1)} [{r['tc_qdisc']}]", _f(r["predicted_pkts"], 1),
-                       _f(r["measured_minus_predicted"], 1), "yes" if r["within_1"] else "no",
-                       _f(r["qdelay_median_ms"], 1),
-                       "—" if not np.isfinite(r["shim_late1_share"]) else f"{100 * r['shim_late1_share']:.2f} %"]
-                      for _, r in cal.iterrows()]))
+    if rows:
+        parts.append("UDP calibration arms (12 Mbit/s of 1448-byte datagrams, 20 % overload):\n")
+        parts.append(_md(["model", "d (ms)", "metric", "real netem", "shim", "shim − netem [90 %]", "predicted",
+                          "TOST margin", "TOST p", "equivalence", "expected"], rows))
+    parts.extend(_tcp_section(res))
+    if len(cal):
+        parts.append("\nCalibration (section 7, step 2): standing queue in packets (s = 1.192 ms per 1490-byte frame),"
+                     " from the sojourns (median queueing delay / s) and from tc (the qdisc named, median qlen); pass ="
+                     " within ±1 packet of section 4's prediction:\n")
+        parts.append(_md(["model", "d (ms)", "implementation", "arms", "queue, sojourn (packets)",
+                          "queue, tc (packets) [qdisc]", "predicted (packets)", "measured − predicted", "within ±1",
+                          "queueing delay, median (ms)", "shim releases > 1 ms late"],
+                         [[r["model"], _d(r["delay_ms"]), r["implementation"], r["arms"], _f(r["queue_pkts"], 1),
+                           f"{_f(r['tc_queue_pkts'], 1)} [{r['tc_qdisc']}]", _f(r["predicted_pkts"], 1),
+                           _f(r["measured_minus_predicted"], 1), "yes" if r["within_1"] else "no",
+                           _f(r["qdelay_median_ms"], 1),
+                           "—" if not np.isfinite(r["shim_late1_share"]) else f"{100 * r['shim_late1_share']:.2f} %"]
+                          for _, r in cal.iterrows()]))
     if len(pc):
         parts.append("\nPositive control: the shim's fifo-after-delay against real recipe A (netem tbf-netem),"
                      " median queueing delay (ms); the comparison has power only if the differences of 25 and 50 ms"
@@ -722,19 +1016,87 @@ def report(res: Results, per_run: bool = False) -> str:
         parts.append(_md(["arm", "order", "packets in / out / matched", "sojourn min (ms)",
                           "queueing delay median / p95 / p99 (ms)", "queue sojourn / tc (packets)",
                           "tc samples (median interval, ms)",
-                          "drops qdisc + shim (pcap)", "drops per 1000", "goodput (Mbit/s)", "valid"],
+                          "drops qdisc + shim + loss (pcap)", "drops per 1000", "goodput (Mbit/s)",
+                          "RTT mean / p95 (ms)", "retransmits", "valid"],
                          [[r["run"], r["order_in_rep"],
                            f"{_f(r['n_in'], 0)} / {_f(r['n_out'], 0)} / {_f(r['n_matched'], 0)}",
                            _f(r["sojourn_min_ms"], 2),
                            " / ".join(_f(r[c], 1) for c in ("qdelay_median_ms", "qdelay_p95_ms", "qdelay_p99_ms")),
                            f"{_f(r['queue_pkts'], 1)} / {_f(r['tc_queue_pkts'], 1)}",
                            f"{_f(r['tc_samples'], 0)} ({_f(r['tc_interval_ms'], 1)})",
-                           f"{_f(r['drops_qdisc'], 0)} + {_f(r['drops_shim'], 0)} ({_f(r['drops_pcap'], 0)})",
+                           f"{_f(r['drops_qdisc'], 0)} + {_f(r['drops_shim'], 0)} + {_f(r['drops_loss'], 0)}"
+                           f" ({_f(r['drops_pcap'], 0)})",
                            _f(r["drops_per_1000"], 1), _f(r["goodput_mbps"], 3),
+                           f"{_f(r['rtt_mean_ms'], 1)} / {_f(r['rtt_p95_ms'], 1)}", _f(r["retransmits"], 0),
                            "yes" if r["valid"] else f"no: {r['problem']}"] for _, r in res.runs.iterrows()]))
     if len(bad):
         parts.append("\nExcluded arms: " + "; ".join(f"{r['run']} ({r['problem']})" for _, r in bad.iterrows()))
     return "\n".join(parts) + "\n"
+
+
+# ---------------------------------------------------------------- the committed form
+#: what :func:`export` copies of each arm (compressed with xz when not already), and of the results directory
+EXPORT_ARM_FILES = ("run.json", "iperf3.json", "switch.log", "shim.log", "tcpdump-sw-a.err", "tcpdump-sw-b.err",
+                    "client.err", "server.log", "tc.err")
+EXPORT_TOP_FILES = ("meta.json", "setup.json", "params.json")
+
+
+def export(results_dir, dest) -> int:
+    """Write the committed form of a results directory into ``dest`` (which must not exist): per arm the small files
+    (:data:`EXPORT_ARM_FILES`, xz-compressed) and ``derived.json`` (version :data:`DERIVED_VERSION`: the
+    :data:`RUN_COLUMNS` row and the steady window's queueing-delay histogram, computed from the captures here, with
+    the sha256 of each capture and of tc.txt it was computed from); the captures and tc samples themselves are left
+    out. Top level: :data:`EXPORT_TOP_FILES`, setup-rep*.json, guest logs (xz), reps/, shim/ (the bytes the guest
+    ran). Returns the number of arms written."""
+    import hashlib
+    import json
+    import lzma
+    import shutil
+    src, dst = Path(results_dir), Path(dest)
+    if dst.exists():
+        raise AnalysisError(f"{dst} exists: export writes a new directory, it never overwrites")
+    run_dirs = sorted({p.parent for pat in ("runs/*/run.json", "runs/*/run.json.xz") for p in src.glob(pat)})
+    if not run_dirs:
+        raise AnalysisError(f"{src}: no runs/*/run.json (not a netem-validation results directory)")
+    tmp = dst.with_name(dst.name + ".partial")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+
+    def xz_copy(a: Path, b: Path) -> None:
+        if a.suffix in (".xz", ".gz"):
+            shutil.copy2(a, b.parent / a.name)
+            return
+        with open(a, "rb") as f, lzma.open(b.with_name(b.name + ".xz"), "wb", preset=9 | lzma.PRESET_EXTREME) as g:
+            shutil.copyfileobj(f, g)
+
+    def sha(p: Path | None):
+        return hashlib.sha256(p.read_bytes()).hexdigest() if p is not None else None
+
+    for d in run_dirs:
+        row, hist = load_arm_full(d)
+        out = tmp / "runs" / d.name
+        out.mkdir(parents=True)
+        for name in EXPORT_ARM_FILES:
+            p = _find(d, name)
+            if p is not None:
+                xz_copy(p, out / name)
+        doc = {"version": DERIVED_VERSION, "computed_by": "analysis.netem_validation.load_arm_full",
+               "from": {"sw-a.pcap": sha(_find(d, "sw-a.pcap")), "sw-b.pcap": sha(_find(d, "sw-b.pcap")),
+                        "tc.txt": sha(_find(d, "tc.txt"))},
+               "row": {c: _jsonable(row[c]) for c in RUN_COLUMNS}, "hist": hist}
+        (out / "derived.json").write_text(json.dumps(doc, sort_keys=True) + "\n")
+    for name in EXPORT_TOP_FILES:
+        if (src / name).is_file():
+            shutil.copy2(src / name, tmp / name)
+    for p in sorted(src.glob("setup-rep*.json")):
+        shutil.copy2(p, tmp / p.name)
+    for p in sorted(src.glob("guest*.log")) + sorted(src.glob("console.log")):
+        xz_copy(p, tmp / p.name)
+    for sub in ("reps", "shim"):
+        if (src / sub).is_dir():
+            shutil.copytree(src / sub, tmp / sub)
+    tmp.rename(dst)
+    return len(run_dirs)
 
 
 def main(argv=None) -> int:
@@ -744,8 +1106,14 @@ def main(argv=None) -> int:
                                              "directory.")
     ap.add_argument("results_dir", help="results directory (validate-vm.sh --out)")
     ap.add_argument("--runs", action="store_true", help="also one row per arm")
+    ap.add_argument("--export", metavar="DEST", help="write the committed form (no captures: derived.json per arm) "
+                                                     "to the new directory DEST instead of printing")
     args = ap.parse_args(argv)
     try:
+        if args.export:
+            n = export(args.results_dir, args.export)
+            print(f"{n} arms exported to {args.export}", file=sys.stderr)
+            return 0
         res = load_results(args.results_dir)
         sys.stdout.write(report(res, per_run=args.runs))
     except AnalysisError as exc:

@@ -378,3 +378,56 @@ def test_moved_aside_directories_never_count_even_with_complete(camp):
     assert runs.loc[aside.name, "reason"].startswith("superseded")
     assert not df["run_id"].str.contains(".incomplete-", regex=False).any()
     assert len(df) == 1 + 2 + 2
+
+
+def _ipv4_fragments(src, sport, dst, dport, ip_id, data_len=8192, frag=1480):
+    """The IP packets of one UDP datagram of ``data_len`` data bytes, fragmented as a 1500-byte MTU does (RFC 791:
+    offsets in 8-byte units, MF on every fragment but the last)."""
+    import ipaddress
+    import struct
+    dg = struct.pack("!HHHH", sport, dport, 8 + data_len, 0) + bytes(data_len)
+    out = []
+    for off in range(0, len(dg), frag):
+        mf = 0x2000 if off + frag < len(dg) else 0
+        part = dg[off:off + frag]
+        out.append(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(part), ip_id, mf | off // 8, 64, 17, 0,
+                               ipaddress.IPv4Address(src).packed, ipaddress.IPv4Address(dst).packed) + part)
+    return out
+
+
+def test_udp_overlap_counts_whole_datagrams_when_fragmented(tmp_path):
+    # udp_len_bytes 8192 (the paper era's iperf3 default): 6 fragments per datagram over the 1500-byte MTU. Datagram
+    # k leaves router1 at 1.505 + 0.01 k (fragments 0.2 ms apart) and reaches the receiver 5 ms later; every 4th
+    # (k = 0, 4, 8, ...) loses its fourth fragment on the way, so the receiver's kernel never delivers it.
+    root = tmp_path / "camp"
+    (root / "runs").mkdir(parents=True)
+    (root / "campaign.json").write_text(json.dumps({"name": "synth", "seed": 1, "backend": "netns"}))
+    d = root / "runs" / "udp_fairness__cubic__multipath__d10ms__l0pct__cbr6mbps__len8192B__rep01"
+    _params(d, experiment="udp_fairness", cbr_mbps=6.0, udp_len_bytes=8192)
+    r1, rx = _tcp_flow(SRC1, DST1, 5201, FLOW1_TIMES, MSS)
+    write_pcap(d / "router1.pcap", r1)
+    write_pcap(d / "receiver.pcap", rx)
+    sent, got = [], []
+    for k, t in enumerate(FLOW2_TIMES):
+        for i, ip in enumerate(_ipv4_fragments(SRC2, 50000, DST2, 5202, k + 1)):
+            sent.append((t + 0.0002 * i, ip))
+            if not (k % 4 == 0 and i == 3):
+                got.append((t + 0.0002 * i + 0.005, ip))
+    write_pcap(d / "router1-flow2.pcap", sent)
+    write_pcap(d / "receiver-flow2.pcap", got)
+    _iperf3(d, "flow1", tcp_bps=0.8e6)
+    _iperf3(d, "flow2", udp=(3.0e6, 25.0, 1.0))
+    (d / "COMPLETE").write_text("x\n")
+    df = dataset.load_campaign(root, jobs=1, progress=False)
+    u = _row(df, "udp_fairness", 2)
+    # window [1.505, 2.000]: datagram k whole at 1.511 + 0.01 k -> k = 0..48; whole unless k % 4 == 0 (13 of them)
+    w = 2.000 - 1.505
+    assert u.overlap_goodput_mbps == pytest.approx(36 * 8192 * 8 / w / 1e6, rel=1e-6)
+    assert u.data_pkts == 100                       # first fragments at router1: one per datagram sent
+    # the packet path (runs without udp_len_bytes) would count each first fragment that arrived, whole datagram or
+    # not, by its IP payload: 50 x 1472 bytes in the window, not the 36 datagrams the application received
+    from analysis.flows import split_flows
+    f = roundrobin._pick_udp(split_flows(runmeta.read_capture(d / "router1-flow2.pcap")), 5202)
+    t0 = float(f.data["ts"].min())
+    old = roundrobin._udp_delivered_mbps(runmeta.read_capture(d / "receiver-flow2.pcap"), f, t0, t0 + w)
+    assert old == pytest.approx(50 * 1472 * 8 / w / 1e6, rel=1e-6)

@@ -6,6 +6,7 @@ the compiled fast path; all tables must be identical (values and dtypes).  Captu
 seeded random byte mutations of a real capture.  Also: gzip, Parquet cache, engine selection, `mpcc ingest`.
 """
 import gzip
+import ipaddress
 import json
 import random
 import struct
@@ -327,6 +328,23 @@ def test_ipv6_extension_headers(tmp_path):
     assert df["pkt_no"].tolist()[:3] == [1, 2, 3] and 4 not in df["pkt_no"].tolist()
     assert df["tsval"].tolist()[:3] == [11, 11, 11]
     assert df["dst"].tolist()[-1] == "2001:db8::ff00:42:8329"
+
+
+def test_ipv6_addresses_whose_halves_recur_in_other_pairs(tmp_path):
+    # the fast path factorizes the two 8-byte halves of an IPv6 address separately, then the pair: addresses that
+    # share a high half (or a low half) with another, in every combination, must still come out distinct and right
+    highs, lows = ["fd00:0:0:1", "fd00:0:0:2", "2001:db8:0:0"], ["0:0:0:1", "0:0:0:2", "dead:beef:0:0"]
+    addrs = [f"{h}:{lo}" for h in highs for lo in lows] + ["::", "::1", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"]
+    l4 = _tcp_l4(b"")
+    recs = []
+    for i, a in enumerate(addrs):
+        for b in (addrs[(i * 5 + 1) % len(addrs)], addrs[(i * 7 + 3) % len(addrs)]):
+            recs.append(_ipv6(l4, 6, src=a, dst=b))
+    recs += [_pkts()[2][1]]                                  # one IPv4 packet among them
+    df = assert_same(_raw_pcap(tmp_path / "halves.pcap", [(1.0 + i, frame(x, "eth"), None)
+                                                           for i, x in enumerate(recs)]))
+    want = [str(ipaddress.IPv6Address(a)) for a in addrs]
+    assert sorted(set(df["src"]) - {df["src"].iloc[-1]}) == sorted(want)
 
 
 def test_vlan_and_ethertypes(tmp_path):

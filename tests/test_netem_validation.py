@@ -1,6 +1,8 @@
 """analysis.netem_validation on hand-built results (captures written with tests/pcapgen.py whose sojourns are known
 by construction, tc sample text and run.json written here): the sojourn matching, the quantiles, the steady window
-and plateau, section 4's predictions, the TOST verdicts on made-up per-arm numbers, and the Markdown entry point.
+and plateau, section 4's predictions, the TOST verdicts on made-up per-arm numbers, the TCP arms (sequence-space
+goodput, iperf3's RTT samples, retransmissions matched by sequence number, random-loss counters, histograms and the
+KS distance), the committed form (derived.json) and the Markdown entry point.
 No namespace, no root: the harness itself (testbed/delayshim/validate-vm.sh) is not run here."""
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from analysis import netem_validation as nv
 from analysis.errors import AnalysisError
 
 sys.path.insert(0, str(Path(__file__).parent))
-from pcapgen import udp, write_pcap  # noqa: E402
+from pcapgen import tcp, udp, write_pcap  # noqa: E402
 
 T0 = 1_700_000_000.0          # pcapgen's epoch offset
 A, B, SW = "10.91.1.1", "10.91.2.1", "10.91.1.2"
@@ -198,7 +200,8 @@ def made_up_results(cells, form_patches=None) -> nv.Results:
             for k in range(n):
                 r = {c: np.nan for c in nv.RUN_COLUMNS}
                 r.update(run=f"rep{k + 1:02d}-{model}-d{delay}-{impl}", rep=k + 1, model=model, delay_ms=float(delay),
-                         implementation=impl, valid=True, problem="", tc_qdisc="")
+                         implementation=impl, valid=True, problem="", tc_qdisc="", traffic="udp", cc="",
+                         loss_pct=0.0)
                 r.update({c: v[k] for c, v in cols.items()})
                 rows.append(r)
     setup = {"netem_patches": form_patches or {"K4": True, "K5": True, "K6": True}}
@@ -373,3 +376,178 @@ def test_main_prints_markdown(tmp_path, capsys):
     assert "Calibration (section 7, step 2)" in out and "Per arm:" in out
     assert "Excluded arms: rep03-tbf-netem-d25-shim (guest check: iperf3 exited 1)" in out
     assert nv.main([str(tmp_path / "none")]) == 2
+
+
+# ---------------------------------------------------------------- TCP arms
+MSS = 1448
+
+
+def write_tcp_arm(root: Path, rep: int, model: str, impl: str, q_ms: float, loss: float = 1.0, cc: str = "cubic",
+                  n: int = 500, dt: float = 0.001, rtt_ms: float = 80.0) -> Path:
+    """One TCP arm: ``n`` full segments (seq k x MSS, IP id k + 1) arrive ``dt`` s apart; every 25th is lost
+    at the switch and sent again 0.1 s later with a new IP id (k + 10001) and the same seq; the others, and the
+    retransmissions, leave after D_MS + (0 in the first 40 % of the flow, ``q_ms`` afterwards). A pure ACK and a
+    segment of the other direction are in the ingress capture too (not data a -> b). iperf3.json: 10 intervals of
+    0.5 s with the sender's RTT ``rtt_ms`` + interval index ms, 20 retransmits. Drops: 12 at the root qdisc
+    (netem's counter then holds the loss too), 5 at the iptables rule (the shim's loss)."""
+    d = root / "runs" / f"rep{rep:02d}-{model}-d{D_MS:g}-l{loss:g}-{cc}-{impl}"
+    d.mkdir(parents=True)
+    cut = 0.4 * (n - 1) * dt
+
+    def delay(t):
+        return (D_MS + (q_ms if t >= cut else 0.0)) / 1e3
+
+    ing, egr = [], []
+    for k in range(n):
+        t = k * dt
+        ing.append(tcp(A, 40000, B, 5301, seq=1000 + k * MSS, payload=MSS, t=t, ip_id=k + 1))
+        if (k + 1) % 25:
+            egr.append(tcp(A, 40000, B, 5301, seq=1000 + k * MSS, payload=MSS, t=t + delay(t), ip_id=k + 1))
+        else:
+            tr = t + 0.1
+            if tr <= (n - 1) * dt:
+                ing.append(tcp(A, 40000, B, 5301, seq=1000 + k * MSS, payload=MSS, t=tr, ip_id=k + 10001))
+                egr.append(tcp(A, 40000, B, 5301, seq=1000 + k * MSS, payload=MSS, t=tr + delay(tr), ip_id=k + 10001))
+    ing += [tcp(A, 40000, B, 5301, seq=0, payload=0, t=0.0005, ip_id=77777 % 65536),
+            tcp(B, 5301, A, 40000, seq=5, payload=MSS, t=0.0007, ip_id=3)]
+    ing.sort(key=lambda x: x[0])
+    egr.sort(key=lambda x: x[0])
+    write_pcap(d / "sw-a.pcap", ing, snaplen=96)
+    write_pcap(d / "sw-b.pcap", egr, snaplen=96)
+    tc_b = qdisc_block(None, [("tbf", "1:", "root", 0, 2)])
+    tc_a = qdisc_block(None, [("tbf", "1:", "root", 0, 14)])
+    shim = None
+    if impl == "shim":
+        shim = {"report_before": "delayshim: released 0 dropped_at_limit 0 max_counted 0",
+                "report_after": "delayshim: released 480 late_over_1ms 0 dropped_at_limit 3 max_counted 60"}
+    run = {"rep": rep, "model": model, "delay_ms": D_MS, "implementation": impl, "order_in_rep": 2,
+           "traffic": "tcp", "cc": cc, "loss_pct": loss, "params": {"a_ip": A, "b_ip": B, "cc": cc},
+           "tc_before": tc_b, "tc_after": tc_a, "shim": shim,
+           "drops": {"iptables_loss": 5 if impl == "shim" else None},
+           "tcpdump": {"sw_a": {"captured": len(ing), "dropped_by_kernel": 0},
+                       "sw_b": {"captured": len(egr), "dropped_by_kernel": 0}}, "check": "pass", "reason": None}
+    (d / "run.json").write_text(json.dumps(run))
+    iv = [{"streams": [{"end": 0.5 * (i + 1), "rtt": int((rtt_ms + i) * 1000)}], "sum": {}} for i in range(10)]
+    (d / "iperf3.json").write_text(json.dumps({"intervals": iv, "end": {
+        "sum_received": {"bits_per_second": 9.5e6}, "sum_sent": {"bits_per_second": 9.6e6, "retransmits": 20},
+        "streams": [{"sender": {"mean_rtt": 84000}}]}}))
+    return d
+
+
+@pytest.mark.parametrize("impl", ["netem", "shim"])
+def test_load_tcp_arm_from_files(tmp_path, impl):
+    n, dt = 500, 0.001
+    d = write_tcp_arm(tmp_path, 1, "tbf-netem", impl, q_ms=30.0)
+    r = nv.load_arm(d)
+    assert r["valid"], r["problem"]
+    assert (r["traffic"], r["cc"], r["loss_pct"]) == ("tcp", "cubic", 1.0)
+    retx = [k for k in range(n) if not (k + 1) % 25 and k * dt + 0.1 <= (n - 1) * dt]
+    n_in = n + len(retx)                              # the ACK and the other direction are not data a -> b
+    assert (r["n_in"], r["n_out"], r["n_unmatched_out"], r["n_ambiguous"]) == (n_in, n - 20 + len(retx), 0, 0)
+    assert r["drops_pcap"] == 20                      # the 20 first transmissions that never left
+    assert r["qdelay_median_ms"] == pytest.approx(30.0, abs=1e-3)
+    assert r["queue_pkts"] == pytest.approx(30.0 / nv.TCP_S_MS, abs=1e-3)
+    assert r["sojourn_min_ms"] == pytest.approx(D_MS, abs=1e-3)
+    # drops: qdisc 14 - 2 (netem's counter holds its own loss), the shim adds its limit drops and the iptables rule
+    assert r["drops_qdisc"] == 12
+    assert (r["drops_shim"], r["drops_loss"]) == ((3, 5) if impl == "shim" else (0, 0))
+    assert r["drops_per_1000"] == pytest.approx(1000 * (12 + (8 if impl == "shim" else 0)) / n_in)
+    # RTT: the intervals ending in the last 60 % of the 5-s test (ends 2.0 .. 5.0 s: rtt 83 .. 89 ms)
+    assert r["rtt_samples"] == 7 and r["rtt_mean_ms"] == pytest.approx(86.0)
+    assert r["rtt_p95_ms"] == pytest.approx(np.quantile(np.arange(83, 90), 0.95))
+    assert r["retransmits"] == 20 and r["retrans_per_1000"] == pytest.approx(20000 / n_in)
+    assert r["iperf3_mbps"] == pytest.approx(9.5)
+    # goodput: sequence progress through the switch in the steady window (each byte once)
+    t_last = (n - 1) * dt
+    t0, t1 = T0 + 0.4 * t_last, T0 + t_last
+    outs = []                                          # (ts, end of seq) of every egress segment
+    for k in range(n):
+        t = k * dt
+        if (k + 1) % 25:
+            outs.append((T0 + t + (D_MS + (30.0 if t >= 0.4 * t_last else 0)) / 1e3, 1000 + (k + 1) * MSS))
+        elif k in retx:
+            tr = t + 0.1
+            outs.append((T0 + tr + (D_MS + (30.0 if tr >= 0.4 * t_last else 0)) / 1e3, 1000 + (k + 1) * MSS))
+    outs.sort()
+    ts = np.array([o[0] for o in outs])
+    top = np.maximum.accumulate(np.array([o[1] for o in outs]))
+    want = (top[np.searchsorted(ts, t1, "right") - 1] - top[np.searchsorted(ts, t0, "left") - 1]) * 8 / (t1 - t0) / 1e6
+    assert r["goodput_mbps"] == pytest.approx(want, rel=1e-6)
+
+
+def test_seq_goodput_counts_each_byte_once_across_the_wrap():
+    base = 2**32 - 3 * MSS
+    e = pd.DataFrame({"ts": [0.0, 1.0, 2.0, 2.5, 3.0],
+                      "seq": [base, (base + MSS) % 2**32, (base + 2 * MSS) % 2**32, (base + MSS) % 2**32,
+                              (base + 3 * MSS) % 2**32],
+                      "payload_len": [MSS] * 5})
+    # over [0.5, 3.0]: from the end of the first segment to the end of the fourth new one: 3 segments; the
+    # retransmission at 2.5 s adds nothing
+    assert nv.seq_goodput_mbps(e, 0.5, 3.0) == pytest.approx(3 * MSS * 8 / 2.5 / 1e6)
+    assert np.isnan(nv.seq_goodput_mbps(e, 3.0, 3.0)) and np.isnan(nv.seq_goodput_mbps(e.iloc[:1], 0.0, 1.0))
+
+
+def test_iperf3_rtt_without_samples():
+    assert nv.iperf3_rtt({})["rtt_samples"] == 0 and np.isnan(nv.iperf3_rtt({"intervals": []})["rtt_mean_ms"])
+
+
+def test_histograms_and_ks():
+    h1 = nv.qdelay_histogram([0.1, 0.2, 10.0, 10.2, -7.0])
+    assert h1["bins"] == [0, 10, 30] and h1["counts"] == [1, 2, 2]     # -7 ms clips to the first bin
+    assert nv.ks_distance(h1, h1) == 0.0
+    h2 = nv.qdelay_histogram([20.0] * 5)
+    assert nv.ks_distance(h1, h2) == pytest.approx(1.0)
+    h3 = nv.qdelay_histogram([0.1, 0.2, 20.0, 20.0, 20.0])              # 2 of 5 shared at the bottom
+    assert nv.ks_distance(h1, h3) == pytest.approx(0.6)
+    m = nv.merge_histograms([h1, h3])
+    assert sum(m["counts"]) == 10 and m["bins"] == sorted(m["bins"])
+    assert np.isnan(nv.ks_distance(h1, nv.qdelay_histogram([])))
+
+
+def test_tcp_cells_compare_and_distribution(tmp_path):
+    for rep in (1, 2, 3):
+        write_tcp_arm(tmp_path, rep, "tbf-netem", "netem", q_ms=30.0 + 0.2 * rep, rtt_ms=80.0 + rep)
+        write_tcp_arm(tmp_path, rep, "tbf-netem", "shim", q_ms=30.5 - 0.2 * rep, rtt_ms=81.0 + 0.5 * rep)
+    write_arm(tmp_path, 1, "tbf-netem", "netem", q_ms=12.0)            # a UDP arm: not in the TCP table
+    res = nv.load_results(tmp_path)
+    assert set(res.runs["traffic"]) == {"udp", "tcp"} and len(res.valid_runs) == 7
+    c = nv.compare(res, "tcp")
+    assert set(c["cc"]) == {"cubic"} and set(c["loss_pct"]) == {1.0}
+    q = c[c["metric"] == "queueing delay, median"].iloc[0]
+    assert q["netem_n"] == 3 and q["shim_n"] == 3 and q["diff"] == pytest.approx(0.5 - 0.4 * 2, abs=1e-3)
+    rtt = c[c["metric"] == "RTT, mean"].iloc[0]
+    assert rtt["delta"] == pytest.approx(max(3.0, 0.05 * rtt["netem_mean"]))
+    assert rtt["verdict"] in ("equivalent", "not shown")
+    assert (c["expected"] == "").all()
+    assert nv.compare(res, "udp")["model"].tolist()[0] == "tbf-netem"
+    with pytest.raises(AnalysisError):
+        nv.compare(res, "sctp")
+    dist = nv.distribution(res, "tcp")
+    assert list(dist["pct"]) == list(nv.QGRID)
+    assert dist["ks"].iloc[0] >= 0 and dist["ks"].nunique() == 1
+    md = nv.report(res)
+    assert "TCP arms: one iperf3 flow per arm" in md and "| tbf-netem | cubic | 1 | 25 | RTT, mean (ms) |" in md
+    assert "TCP queueing-delay distributions" in md
+
+
+def test_export_keeps_the_rows_without_the_captures(tmp_path):
+    src = tmp_path / "res"
+    for rep in (1, 2):
+        write_tcp_arm(src, rep, "netem-tbf-k6", "netem", q_ms=20.0)
+        write_tcp_arm(src, rep, "netem-tbf-k6", "shim", q_ms=21.0)
+    write_arm(src, 1, "tbf-netem", "shim", q_ms=12.0)
+    (src / "meta.json").write_text(json.dumps({"reps": 2, "duration_s": 20, "tcp_duration_s": 20}))
+    before = nv.load_results(src)
+    dst = tmp_path / "committed"
+    assert nv.main([str(src), "--export", str(dst)]) == 0
+    assert not list(dst.rglob("*.pcap*")) and not list(dst.rglob("tc.txt*"))
+    assert (dst / "meta.json").is_file() and list(dst.glob("runs/*/run.json.xz"))
+    after = nv.load_results(dst)
+    assert set(after.runs["source"]) == {"derived.json"} and set(before.runs["source"]) == {"captures"}
+    cols = [c for c in nv.RUN_COLUMNS if c != "source"]
+    pd.testing.assert_frame_equal(before.runs[cols], after.runs[cols], check_dtype=False)
+    assert after.hists == before.hists
+    assert nv.report(before) == nv.report(after)
+    with pytest.raises(AnalysisError):
+        nv.export(src, dst)                                          # never overwrites
+    assert nv.main([str(src), "--export", str(dst)]) == 2

@@ -16,7 +16,10 @@ Columns and units
 * overlap_goodput_mbps, jain (two-flow runs only, else NaN): the *overlap window* is [t0, t1] with t0 = flow 2's
   first data packet and t1 = the earlier of the two flows' last data packets, both seen at router1. TCP: goodput
   over that window at router1; UDP: payload bytes that reached the receiver capture (receiver-flow2.pcap) in the
-  window (the router1 side of a UDP flow shows what was sent, not what got through the 10 Mbit/s bottlenecks).
+  window (the router1 side of a UDP flow shows what was sent, not what got through the 10 Mbit/s bottlenecks); in
+  runs that set ``udp_len_bytes`` (datagrams that may be IP-fragmented) only the datagrams that arrived whole, their
+  fragments reassembled per RFC 791 (``analysis.metrics.udp_datagrams``); data_pkts / data_bytes of such a UDP flow
+  count first fragments (one per datagram sent) and UDP payload bytes.
   jain = Jain's index J = (x1 + x2)^2 / (2 (x1^2 + x2^2)) of the two overlap goodputs (Jain et al. 1984,
   ``analysis.metrics.fairness``), the same value on both rows.
 * rtt_mean_ms, rtt_median_ms, rtt_p95_ms, rtt_samples: ACK-based RTT at router1 with Karn's rule, ms
@@ -159,9 +162,17 @@ def _udp_metrics(router1, port, where) -> dict:
             "data_pkts": int(len(d)), "data_bytes": int(d["payload_len"].sum())}
 
 
-def _udp_delivered_mbps(receiver, f, t0, t1) -> float:
+def _udp_delivered_mbps(receiver, f, t0, t1, receiver_path=None) -> float:
+    """UDP goodput (Mbit/s) of flow ``f`` at the receiver over [t0, t1] (s). With ``receiver_path`` (runs that set
+    ``udp_len_bytes``, whose datagrams may exceed the MTU) from the capture's datagrams reassembled per RFC 791, only
+    those that arrived whole (``analysis.metrics.udp_datagrams.goodput_mbps``): a datagram that lost one fragment is
+    lost to the application. Otherwise, every datagram being one packet, the UDP payload of the receiver's packets."""
     if receiver is None or not t1 > t0:
         return NAN
+    if receiver_path is not None:
+        from analysis.metrics import udp_datagrams
+        dg = udp_datagrams.datagrams(receiver_path, src=f.src, dst=f.dst, sport=int(f.sport), dport=int(f.dport))
+        return udp_datagrams.goodput_mbps(dg, t0, t1)
     m = ((receiver["proto"] == f.proto) & (receiver["src"] == f.src) & (receiver["dst"] == f.dst)
          & (receiver["sport"] == f.sport) & (receiver["dport"] == f.dport)
          & (receiver["ts"] >= t0) & (receiver["ts"] <= t1))
@@ -205,7 +216,7 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
     }
     flows = [(1, "tcp", cc)] + ([(2, "tcp", cc2) if cc2 else (2, "udp", "udp")] if two_flow else [])
     per = {}
-    receivers = {}
+    receivers, receiver_paths = {}, {}
     for k, proto, fcc in flows:
         spec = runmeta.FLOWS[k]
         r1p = runmeta.capture_path(run_dir, spec["router1"])
@@ -215,6 +226,7 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
         r1 = runmeta.read_capture(r1p, buffers.pop(r1p, None))
         rx = runmeta.read_capture(rxp, buffers.pop(rxp, None)) if rxp is not None else None
         receivers[k] = rx
+        receiver_paths[k] = rxp
         where = f"{run_dir.name} flow {k}"
         m = _tcp_metrics(r1, rx, k, spec["port"], where) if proto == "tcp" else _udp_metrics(r1, spec["port"], where)
         ip = runmeta.iperf3_summary(run_dir, k, proto)
@@ -232,7 +244,9 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
             elif proto == "tcp":
                 m["overlap_goodput_mbps"] = goodput_mbps(m["_flow"].data, t0, t1)
             else:
-                m["overlap_goodput_mbps"] = _udp_delivered_mbps(receivers[k], m["_flow"], t0, t1)
+                m["overlap_goodput_mbps"] = _udp_delivered_mbps(
+                    receivers[k], m["_flow"], t0, t1,
+                    receiver_paths[k] if p.get("udp_len_bytes") is not None else None)
         x = [per[1][2]["overlap_goodput_mbps"], per[2][2]["overlap_goodput_mbps"]]
         try:
             j = jain_index(x) if all(np.isfinite(x)) else NAN

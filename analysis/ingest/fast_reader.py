@@ -523,8 +523,14 @@ def _ipv6(g, idx, d, L, o):
 
 
 def _gather_bytes(buf, start, n):
-    """``n`` bytes at each offset of ``start`` as an array of void(n) scalars."""
-    m = buf[np.minimum(start[:, None] + np.arange(n), len(buf) - 1)]
+    """``n`` bytes at each offset of ``start`` as an array of void(n) scalars (an offset past the end reads the last
+    ``n`` bytes; the decoders keep offsets inside the buffer). Rows of a sliding-window view are copied, so no
+    (len(start), n) index matrix is built."""
+    if len(buf) < n:
+        m = buf[np.minimum(np.asarray(start)[:, None] + np.arange(n), len(buf) - 1)]
+    else:
+        win = np.lib.stride_tricks.sliding_window_view(np.asarray(buf), n)
+        m = win[np.minimum(np.asarray(start, dtype=np.int64), len(buf) - n)]
     return np.ascontiguousarray(m).view(np.dtype((np.void, n))).ravel()
 
 
@@ -532,8 +538,14 @@ def _format_addresses(src, dst, ver):
     """Text addresses for uint32 (IPv4) or void16 (IPv6) values, each distinct value formatted once."""
     both = np.concatenate([src, dst])
     if both.dtype.kind == "V":
-        codes, uniq = pd.factorize(np.array([x.tobytes() for x in both], dtype=object))
-        text = np.array([str(ipaddress.IPv6Address(u)) for u in uniq], dtype=object)
+        # factorize the two 8-byte halves, then the pair of codes: no Python object per packet
+        w = np.ascontiguousarray(both).view(np.uint64).reshape(len(both), -1)
+        c0, u0 = pd.factorize(w[:, 0])
+        c1, u1 = pd.factorize(w[:, 1])
+        codes, _ = pd.factorize(c0.astype(np.int64) * max(len(u1), 1) + c1)
+        # codes count up in order of first appearance: code k first occurs where the running maximum reaches k
+        first = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1) > 0)
+        text = np.array([str(ipaddress.IPv6Address(both[i].tobytes())) for i in first], dtype=object)
     else:
         codes, uniq = pd.factorize(both.astype(np.int64))
         text = np.array([str(ipaddress.IPv4Address(int(u))) for u in uniq], dtype=object)

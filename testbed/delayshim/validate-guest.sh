@@ -9,27 +9,41 @@
 # interface, no loss, DELAY_MECH netem or shim, TBF burst 10000 bytes (testbed/topology.json
 # defaults.tbf_burst_bytes.vagrant) and --queue-model MODEL. The shim runs from SHIMDIR with LD_LIBRARY_PATH=SHIMDIR/lib
 # (a wrapper that execs it, so switch.sh's pidfile holds the shim's own pid).
-# Per rep (1..N): every (MODEL, D, IMPL) arm once, IMPL in {netem, shim}, the arms in an order shuffled with seed
-# SEED + rep (gawk srand/rand; recorded per arm). Per arm: fresh namespaces; switch.sh; an iperf3 server in b; tcpdump
-# in sw on sw-a (-Q in: arrival at the switch) and sw-b (-Q out: departure after the egress qdisc), snaplen 96, UDP
-# a -> b only; `tc -s qdisc show dev sw-b` every TC_INTERVAL s (one `tc -s -batch -` process fed on a fixed schedule,
-# each block stamped `# ts=<epoch s>` by gawk when it arrives: no fork per sample, which costs ~40 ms under TCG);
-# the shim's counters restarted (SIGUSR1) before and reported (SIGUSR1) after the flow, as the namespace test does;
-# `tc -s qdisc show dev sw-b` before and after the flow; then one `iperf3 -u -b 12M -l 1448 -t S --json` flow a -> b
-# (1036 datagrams/s of 1490-byte frames against a 10 Mbit/s TBF: 20 % overload); then the namespaces are deleted.
-# Per arm OUT/runs/repNN-MODEL-dD-IMPL/: run.json (parameters, times, drops, shim counters, checks), iperf3.json,
-# sw-a.pcap.gz, sw-b.pcap.gz, tc.txt.gz, switch.log, shim.log, tcpdump-sw-a.err, tcpdump-sw-b.err, server.log.
+# Two kinds of arm, IMPL in {netem, shim} for each:
+#   udp (the calibration, docs/netem-semantics.md section 7 step 2): every (MODEL in --models, D) once per rep for
+#       reps 1..UDP_REPS: one `iperf3 -u -b 12M -l 1448 -t S --json` flow a -> b (1036 datagrams/s of 1490-byte frames
+#       against a 10 Mbit/s TBF: 20 % overload), no loss.
+#   tcp (the comparison of step 4 with the issue's matrix): every (MODEL in --tcp-models, CC in --ccs, D, LOSS in
+#       --losses) once per rep: one `iperf3 -C CC -t T -i 0.5 --json` flow a -> b (TCP_DURATION s). Loss LOSS % on the
+#       data direction only (packets a -> b): with real netem netem's own `loss` on sw-b's netem (switch.sh gets loss
+#       0, then `tc qdisc change`: the real mechanism, drawn at netem's enqueue before its limit check); with the shim
+#       switch.sh's iptables `statistic` DROP on packets from sw-a (what the namespace backend runs). No fq: bbr paces
+#       itself (as on the namespace backend, whose kernel has no sch_fq).
+# Per rep the arms run in an order shuffled with seed SEED + rep (gawk srand/rand; recorded per arm); --only-rep R runs
+# rep R alone (validate-vm.sh runs one rep per call and copies it out, so an interrupted validation resumes by rep).
+# Per arm: fresh namespaces (TSO/GSO/GRO off on a's and b's veths, as testbed/nodes/host.sh does: the switch's
+# qdiscs must count wire packets); switch.sh; an iperf3 server in b; tcpdump in sw on sw-a (-Q in: arrival at the
+# switch) and sw-b (-Q out: departure after the egress qdisc), snaplen 96, the flow's protocol a -> b only;
+# `tc -s qdisc show dev sw-b` every TC_INTERVAL s (one `tc -s -batch -` process fed on a fixed schedule, each block
+# stamped `# ts=<epoch s>` by gawk when it arrives: no fork per sample, which costs ~40 ms under TCG); the shim's
+# counters restarted (SIGUSR1) before and reported (SIGUSR1) after the flow, as the namespace test does;
+# `tc -s qdisc show dev sw-b` (and for loss arms `iptables -L FORWARD -vnx`) before and after the flow; then the
+# namespaces are deleted.
+# Per arm OUT/runs/repNN-MODEL-dD-IMPL/ (udp) or OUT/runs/repNN-MODEL-dD-lLOSS-CC-IMPL/ (tcp): run.json (parameters,
+# times, drops, shim counters, checks), iperf3.json, sw-a.pcap.gz, sw-b.pcap.gz, tc.txt.gz, switch.log, shim.log,
+# tcpdump-sw-a.err, tcpdump-sw-b.err, server.log.
 # OUT/setup.json: the machine (uname, the kernel's Debian package, the netem patches K4/K5/K6 found in its changelog,
 # tool versions, the seed). Captures and samples are written to /dev/shm during the flow and gzip'd afterwards.
 # An arm that fails a check (switch.sh, tcpdump, iperf3, empty capture, no shim report) is recorded in its run.json
 # and the next arm runs. No namespace or process of ours is left, also on interrupt (trap). Exit 0 when every arm
 # passed its checks, 1 when an arm failed one, 2 on bad usage / a set-up error.
-# usage: validate-guest.sh --shimdir DIR --switch PATH --out DIR [--reps N] [--duration-s S] [--delays "5 25 50"]
-#                          [--models "fifo-after-delay tbf-netem netem-tbf netem-tbf-k6"] [--seed N] [--tc-interval-s 0.01]
+# usage: validate-guest.sh --shimdir DIR --switch PATH --out DIR [--reps N] [--only-rep R] [--duration-s S] [--delays "5 25 50"]
+#                          [--models "fifo-after-delay tbf-netem netem-tbf netem-tbf-k6"] [--udp-reps N] [--seed N] [--tc-interval-s 0.01]
+#                          [--tcp-models "tbf-netem netem-tbf-k6"] [--ccs "cubic bbr"] [--losses "0 1"] [--tcp-duration-s T]
 set -euo pipefail
 export LC_ALL=C   # EPOCHREALTIME and printf with a '.' decimal point
 shimdir="" switch="" out="" reps=10 duration=20 delays="5 25 50" models="fifo-after-delay tbf-netem netem-tbf netem-tbf-k6"
-seed=1 tc_interval=0.01
+seed=1 tc_interval=0.01 only_rep="" udp_reps="" tcp_models="" ccs="" losses="0" tcp_duration=20
 NS_A=nvv-a NS_SW=nvv-sw NS_B=nvv-b
 A_IP=10.91.1.1 SWA_IP=10.91.1.2 SWB_IP=10.91.2.2 B_IP=10.91.2.1
 PORT=5301 BURST=10000 UDP_RATE=12M UDP_LEN=1448 SNAPLEN=96
@@ -42,7 +56,7 @@ K6_SUBJ="netem: fix queue limit check to include reordered packets"
 
 die() { echo "error: $*" >&2; exit 2; }
 log() { echo "[$(date -u +%H:%M:%S)] guest: $*" >&2; }
-usage() { sed -n '27,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '/^# usage:/,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --shimdir) shimdir=${2:-}; shift 2 || usage ;;
@@ -54,6 +68,12 @@ while [[ $# -gt 0 ]]; do
         --models) models=${2:-}; shift 2 || usage ;;
         --seed) seed=${2:-}; shift 2 || usage ;;
         --tc-interval-s) tc_interval=${2:-}; shift 2 || usage ;;
+        --only-rep) only_rep=${2:-}; shift 2 || usage ;;
+        --udp-reps) udp_reps=${2:-}; shift 2 || usage ;;
+        --tcp-models) tcp_models=${2:-}; shift 2 || usage ;;
+        --ccs) ccs=${2:-}; shift 2 || usage ;;
+        --losses) losses=${2:-}; shift 2 || usage ;;
+        --tcp-duration-s) tcp_duration=${2:-}; shift 2 || usage ;;
         -h|--help) usage ;;
         *) die "unknown option '$1'" ;;
     esac
@@ -72,6 +92,24 @@ for m in "${MODELS[@]}"; do
     [[ "$m" =~ ^(fifo-after-delay|tbf-netem|netem-tbf|netem-tbf-k6)$ ]] || die "--models: bad queue model '$m'"
 done
 [[ "$seed" =~ ^[0-9]{1,9}$ ]] || die "--seed must be an integer 0..999999999, got '$seed'"
+[[ -z "$udp_reps" ]] && udp_reps=$reps
+if ! [[ "$udp_reps" =~ ^[0-9]{1,3}$ ]] || (( udp_reps > reps )); then die "--udp-reps must be an integer 0..--reps, got '$udp_reps'"; fi
+if [[ -n "$only_rep" ]]; then
+    if ! [[ "$only_rep" =~ ^[1-9][0-9]{0,2}$ ]] || (( only_rep > reps )); then die "--only-rep must be an integer 1..--reps, got '$only_rep'"; fi
+fi
+read -r -a TCP_MODELS <<<"$tcp_models"
+for m in "${TCP_MODELS[@]}"; do
+    [[ "$m" =~ ^(fifo-after-delay|tbf-netem|netem-tbf|netem-tbf-k6)$ ]] || die "--tcp-models: bad queue model '$m'"
+done
+read -r -a CCS <<<"$ccs"
+for c in "${CCS[@]}"; do [[ "$c" =~ ^(cubic|bbr|reno)$ ]] || die "--ccs: each must be cubic, bbr or reno, got '$c'"; done
+(( ${#TCP_MODELS[@]} == 0 )) || (( ${#CCS[@]} > 0 )) || die "--tcp-models needs --ccs"
+read -r -a LOSSES <<<"$losses"
+[[ ${#LOSSES[@]} -gt 0 ]] || die "--losses is empty"
+for l in "${LOSSES[@]}"; do
+    [[ "$l" =~ ^(0|[1-9][0-9]?)(\.[0-9]{1,2})?$ ]] || die "--losses: each must be a percentage 0..99.99, got '$l'"
+done
+if ! [[ "$tcp_duration" =~ ^[1-9][0-9]{0,3}$ ]] || (( tcp_duration < 5 )); then die "--tcp-duration-s must be an integer 5..9999, got '$tcp_duration'"; fi
 [[ "$tc_interval" =~ ^(0\.[0-9]*[1-9][0-9]*|[1-9][0-9]*(\.[0-9]+)?)$ ]] || die "--tc-interval-s must be a positive number"
 [[ $EUID -eq 0 ]] || die "needs root (namespaces, tc, iptables, tcpdump)"
 for t in ip tc ethtool iptables iperf3 tcpdump jq gawk gzip zcat sha256sum timeout ss sysctl modprobe dpkg-query df mkfifo ldd; do
@@ -87,12 +125,20 @@ deps=$(LD_LIBRARY_PATH="$shimdir/lib" ldd "$shimdir/delayshim" 2>&1) || die "ldd
 if grep -q 'not found' <<<"$deps"; then die "the shim's libraries do not resolve: $(tr '\n' ' ' <<<"$deps")"; fi
 # gawk's time extension stamps the tc samples
 gawk -l time 'BEGIN {printf "%.6f\n", gettimeofday()}' >/dev/null 2>&1 || die "gawk cannot load its time extension (gettimeofday)"
-for mod in sch_netem sch_tbf nfnetlink_queue xt_NFQUEUE xt_statistic; do modprobe -q "$mod" 2>/dev/null || true; done
+for mod in sch_netem sch_tbf nfnetlink_queue xt_NFQUEUE xt_statistic tcp_bbr; do modprobe -q "$mod" 2>/dev/null || true; done
 [[ -d /sys/module/sch_netem ]] || die "this kernel has no sch_netem (modprobe sch_netem)"
+for c in "${CCS[@]}"; do
+    grep -qw "$c" /proc/sys/net/ipv4/tcp_available_congestion_control || die "congestion control $c not available (modprobe tcp_$c)"
+done
 # disk: captures gzip'd ~150 kB per second of flow and arm (2 x 112-byte records x 1036 + 839 packets/s, payload random)
-n_arms=$(( reps * ${#MODELS[@]} * ${#DELAYS[@]} * ${#IMPLS[@]} ))
+n_reps_here=$reps n_udp_here=$udp_reps
+if [[ -n "$only_rep" ]]; then n_reps_here=1; n_udp_here=$(( only_rep <= udp_reps ? 1 : 0 )); fi
+n_udp=$(( n_udp_here * ${#MODELS[@]} * ${#DELAYS[@]} * ${#IMPLS[@]} ))
+n_tcp=$(( n_reps_here * ${#TCP_MODELS[@]} * ${#CCS[@]} * ${#DELAYS[@]} * ${#LOSSES[@]} * ${#IMPLS[@]} ))
+n_arms=$(( n_udp + n_tcp ))
+(( n_arms > 0 )) || die "no arm to run (--udp-reps 0 and no --tcp-models)"
 mkdir -p "$out/runs"
-need_kb=$(( n_arms * duration * 150 + 51200 ))
+need_kb=$(( n_udp * duration * 150 + n_tcp * tcp_duration * 150 + 51200 ))
 avail_kb=$(df -Pk "$out" | gawk 'NR == 2 {a = $4} END {print a + 0}')
 (( avail_kb >= need_kb )) || die "not enough disk for $n_arms arms of $duration s: need ~$(( need_kb / 1024 )) MB, $(( avail_kb / 1024 )) MB free under $out (fewer --reps or a shorter --duration-s)"
 
@@ -169,6 +215,8 @@ setup_chain() {
         in_ns "${pair%%:*}" ip link set "${pair#*:}" up
     done
     in_ns "$NS_A" ip route add 10.91.2.0/24 via "$SWA_IP"
+    in_ns "$NS_A" ethtool -K a-sw tso off gso off gro off >/dev/null 2>&1 || true
+    in_ns "$NS_B" ethtool -K b-sw tso off gso off gro off >/dev/null 2>&1 || true
     in_ns "$NS_B" ip route add 10.91.1.0/24 via "$SWB_IP"
 }
 
@@ -237,11 +285,31 @@ wait_for_text() {
 
 # ---------------------------------------------------------------- one arm
 FAILED=0
-run_arm() { # REP MODEL DELAY_MS IMPL ORDER SHUFFLE_SEED
-    local rep=$1 model=$2 d=$3 impl=$4 order=$5 sseed=$6
+# iptables_dropped TEXT: packets of the FORWARD rule `-m statistic ... -j DROP` in `iptables -L FORWARD -vnx` (empty if none)
+iptables_dropped() {
+    gawk '$3 == "DROP" && /statistic/ {n += $1; f = 1} END {if (f) print n}' <<<"$1"
+}
+run_arm() { # REP MODEL DELAY_MS IMPL ORDER SHUFFLE_SEED TRAFFIC CC LOSS_PCT
+    local rep=$1 model=$2 d=$3 impl=$4 order=$5 sseed=$6 traffic=$7 cc=$8 loss=$9
     local dir shm pidfile swout swrc=0 crc=-1 srv cli smp tda tdb t0="" t1="" started check=pass why=""
     local line_before="" line_after="" tc_before="" tc_after="" qsetup="" drop_b drop_a p f
-    dir=$(printf '%s/runs/rep%02d-%s-d%s-%s' "$out" "$rep" "$model" "$d" "$impl")
+    local sw_loss=0 loss_mech=none ipt_before="" ipt_after="" filter flow_s nspec=() nlimit=100 netem_change=""
+    if [[ $traffic == udp ]]; then
+        dir=$(printf '%s/runs/rep%02d-%s-d%s-%s' "$out" "$rep" "$model" "$d" "$impl")
+        filter="udp and src host $A_IP and dst host $B_IP" flow_s=$duration
+    else
+        dir=$(printf '%s/runs/rep%02d-%s-d%s-l%s-%s-%s' "$out" "$rep" "$model" "$d" "$loss" "$cc" "$impl")
+        filter="tcp and src host $A_IP and dst host $B_IP" flow_s=$tcp_duration
+    fi
+    if gawk -v l="$loss" 'BEGIN {exit !(l > 0)}'; then
+        if [[ $impl == shim ]]; then sw_loss=$loss loss_mech="iptables statistic DROP (FORWARD, from sw-a)"
+        else loss_mech="netem loss (sw-b's netem)"; fi
+    fi
+    case "$model" in
+        tbf-netem) nspec=(parent 1:1 handle 10:) ;;
+        fifo-after-delay) nspec=(root handle 1:) nlimit=65536 ;;
+        *) nspec=(root handle 1:) ;;
+    esac
     mkdir -p "$dir"
     shm="$SHM/arm"
     rm -rf "$shm"
@@ -249,11 +317,17 @@ run_arm() { # REP MODEL DELAY_MS IMPL ORDER SHUFFLE_SEED
     pidfile="$shm/shim.pid"
     started=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
     setup_chain
-    swout=$(in_ns "$NS_SW" bash "$switch" sw-a sw-b "$d" 0 "$impl" "$SHIMRUN" "$pidfile" "$BURST" \
+    swout=$(in_ns "$NS_SW" bash "$switch" sw-a sw-b "$d" "$sw_loss" "$impl" "$SHIMRUN" "$pidfile" "$BURST" \
             --queue-model "$model" 2>&1) || swrc=$?
     printf '%s\n' "$swout" >"$dir/switch.log"
     if [[ $swrc -ne 0 || "$swout" != *"switch ok"* ]]; then
         check=fail why="switch.sh exited $swrc: $(tail -c 300 <<<"$swout" | tr '\n' ' ')"
+    elif [[ $impl == netem && $loss_mech != none ]]; then
+        # netem's own loss on the data direction's netem (switch.sh set it up without loss)
+        netem_change="tc qdisc change dev sw-b ${nspec[*]} netem delay ${d}ms limit $nlimit loss ${loss}%"
+        if ! p=$(in_ns "$NS_SW" tc qdisc change dev sw-b "${nspec[@]}" netem delay "${d}ms" limit "$nlimit" loss "${loss}%" 2>&1); then
+            check=fail why="$netem_change failed: $(tr '\n' ' ' <<<"$p" | tail -c 200)"
+        fi
     fi
     if [[ $check == pass && $impl == shim ]]; then
         for _ in $(seq 50); do [[ -s "$pidfile" ]] && break; sleep 0.1; done
@@ -273,10 +347,10 @@ run_arm() { # REP MODEL DELAY_MS IMPL ORDER SHUFFLE_SEED
             sleep 0.1
         done
         ip netns exec "$NS_SW" tcpdump -i sw-a -Q in -s "$SNAPLEN" -n -Z root -w "$shm/sw-a.pcap" \
-            "udp and src host $A_IP and dst host $B_IP" 2>"$shm/tcpdump-sw-a.err" &
+            "$filter" 2>"$shm/tcpdump-sw-a.err" &
         tda=$!; PIDS+=("$tda")
         ip netns exec "$NS_SW" tcpdump -i sw-b -Q out -s "$SNAPLEN" -n -Z root -w "$shm/sw-b.pcap" \
-            "udp and src host $A_IP and dst host $B_IP" 2>"$shm/tcpdump-sw-b.err" &
+            "$filter" 2>"$shm/tcpdump-sw-b.err" &
         tdb=$!; PIDS+=("$tdb")
         if ! wait_for_text "$shm/tcpdump-sw-a.err" "listening on" 20 || ! wait_for_text "$shm/tcpdump-sw-b.err" "listening on" 20; then
             check=fail why="tcpdump did not start: $(cat "$shm"/tcpdump-sw-*.err 2>/dev/null | tr '\n' ' ' | tail -c 300)"
@@ -288,9 +362,15 @@ run_arm() { # REP MODEL DELAY_MS IMPL ORDER SHUFFLE_SEED
         smp=$!; PIDS+=("$smp")
         line_before=$(shim_report "$shm/shim.log")     # restarts the shim's counters (empty for netem)
         tc_before=$(in_ns "$NS_SW" tc -s qdisc show dev sw-b 2>&1 || true)
+        ipt_before=$(in_ns "$NS_SW" iptables -w -L FORWARD -vnx 2>&1 || true)
         t0=$EPOCHREALTIME
-        ip netns exec "$NS_A" timeout "$((duration + 60))" iperf3 -c "$B_IP" -p "$PORT" -u -b "$UDP_RATE" \
-            -l "$UDP_LEN" -t "$duration" --json >"$dir/iperf3.json" 2>"$dir/client.err" &
+        if [[ $traffic == udp ]]; then
+            ip netns exec "$NS_A" timeout "$((flow_s + 60))" iperf3 -c "$B_IP" -p "$PORT" -u -b "$UDP_RATE" \
+                -l "$UDP_LEN" -t "$flow_s" --json >"$dir/iperf3.json" 2>"$dir/client.err" &
+        else
+            ip netns exec "$NS_A" timeout "$((flow_s + 60))" iperf3 -c "$B_IP" -p "$PORT" -C "$cc" \
+                -t "$flow_s" -i 0.5 --json >"$dir/iperf3.json" 2>"$dir/client.err" &
+        fi
         cli=$!; PIDS+=("$cli")
         crc=0
         wait "$cli" || crc=$?
@@ -298,6 +378,7 @@ run_arm() { # REP MODEL DELAY_MS IMPL ORDER SHUFFLE_SEED
         sleep 1                                        # the last packets leave the delay line and the queue
         line_after=$(shim_report "$shm/shim.log")
         tc_after=$(in_ns "$NS_SW" tc -s qdisc show dev sw-b 2>&1 || true)
+        ipt_after=$(in_ns "$NS_SW" iptables -w -L FORWARD -vnx 2>&1 || true)
         touch "$shm/tc.stop"
         for _ in $(seq 50); do kill -0 "$smp" 2>/dev/null || break; sleep 0.1; done
         for p in "$tda" "$tdb"; do kill -INT "$p" 2>/dev/null || true; done   # SIGINT: tcpdump flushes and reports
@@ -319,8 +400,8 @@ run_arm() { # REP MODEL DELAY_MS IMPL ORDER SHUFFLE_SEED
     [[ -f "$shm/sw-b.pcap" ]] && size_b=$(stat -c %s "$shm/sw-b.pcap")
     if [[ $check == pass ]]; then
         if [[ $crc -ne 0 ]]; then check=fail why="iperf3 exited $crc: $(head -c 300 "$dir/client.err" | tr '\n' ' ')"
-        elif ! jq -e '(.error | not) and (.end.sum != null)' "$dir/iperf3.json" >/dev/null 2>&1; then
-            check=fail why="iperf3 JSON has an error or no end.sum: $(jq -r '(.error // "") | .[:200]' "$dir/iperf3.json" 2>/dev/null || true)"
+        elif ! jq -e '(.error | not) and ((.end.sum // .end.sum_received) != null)' "$dir/iperf3.json" >/dev/null 2>&1; then
+            check=fail why="iperf3 JSON has an error or no end.sum / end.sum_received: $(jq -r '(.error // "") | .[:200]' "$dir/iperf3.json" 2>/dev/null || true)"
         elif (( size_a <= 24 )); then check=fail why="the capture on sw-a (ingress) holds no packet"
         elif (( size_b <= 24 )); then check=fail why="the capture on sw-b (egress) holds no packet"
         elif [[ $impl == shim && -z "$line_after" ]]; then check=fail why="no report line from the shim after the flow"
@@ -331,7 +412,10 @@ run_arm() { # REP MODEL DELAY_MS IMPL ORDER SHUFFLE_SEED
     drop_b=$(root_dropped "$tc_before")
     drop_a=$(root_dropped "$tc_after")
     jq -n --argjson rep "$rep" --arg model "$model" --argjson d "$d" --arg impl "$impl" --argjson order "$order" \
-        --argjson sseed "$sseed" --argjson dur "$duration" --arg tci "$tc_interval" --arg uname "$(uname -r)" \
+        --argjson sseed "$sseed" --argjson dur "$flow_s" --arg tci "$tc_interval" --arg uname "$(uname -r)" \
+        --arg traffic "$traffic" --arg cc "$cc" --argjson loss "$loss" --arg lmech "$loss_mech" --arg nchg "$netem_change" \
+        --arg iptb "$ipt_before" --arg ipta "$ipt_after" --arg ipdb "$(iptables_dropped "$ipt_before")" \
+        --arg ipda "$(iptables_dropped "$ipt_after")" \
         --arg started "$started" --arg t0 "$t0" --arg t1 "$t1" --argjson swrc "$swrc" --arg swout "$swout" \
         --arg qsetup "$qsetup" --arg tcb "$tc_before" --arg tca "$tc_after" --arg db "$drop_b" --arg da "$drop_a" \
         --arg lb "$line_before" --arg la "$line_after" --argjson crc "$crc" \
@@ -343,24 +427,31 @@ run_arm() { # REP MODEL DELAY_MS IMPL ORDER SHUFFLE_SEED
          def stats: if . == "" then null
                     else [scan("([a-z_0-9]+) ([0-9]+)")] | map({(.[0]): (.[1] | tonumber)}) | add end;
          {rep:$rep, model:$model, delay_ms:$d, implementation:$impl, order_in_rep:$order, shuffle_seed:$sseed,
-          params:{one_way_delay_ms:$d, loss_pct:0, delay_mech:$impl, queue_model:$model, tbf_rate_mbit:10,
-                  tbf_burst_bytes:$burst, udp_rate:$rate, udp_len_bytes:$ulen, duration_s:$dur,
-                  tc_interval_s:($tci | tonumber), snaplen:$snap, a_ip:$a_ip, b_ip:$b_ip, port:$port},
+          traffic:$traffic, cc:(if $traffic == "tcp" then $cc else null end), loss_pct:$loss,
+          params:({one_way_delay_ms:$d, loss_pct:$loss, loss_mech:$lmech, delay_mech:$impl, queue_model:$model,
+                  tbf_rate_mbit:10, tbf_burst_bytes:$burst, duration_s:$dur, traffic:$traffic,
+                  tc_interval_s:($tci | tonumber), snaplen:$snap, a_ip:$a_ip, b_ip:$b_ip, port:$port}
+                  + (if $traffic == "udp" then {udp_rate:$rate, udp_len_bytes:$ulen}
+                     else {cc:$cc, iperf3_interval_s:0.5, offloads:"tso gso gro off on a-sw, b-sw, sw-a, sw-b"} end)),
+          netem_loss_change:(if $nchg == "" then null else $nchg end),
+          iptables_before:$iptb, iptables_after:$ipta,
           uname_r:$uname, started_utc:$started, flow_start_epoch:($t0 | num), flow_end_epoch:($t1 | num),
           switch:{exit:$swrc, output:$swout}, qdisc_setup:$qsetup, tc_before:$tcb, tc_after:$tca,
           drops:{qdisc_root_before:($db | num), qdisc_root_after:($da | num),
                  qdisc_root:(if ($db | num) != null and ($da | num) != null then ($da | num) - ($db | num) else null end),
-                 shim_dropped_at_limit:(if $impl == "shim" then ($la | stats | if . == null then null else .dropped_at_limit end) else null end)},
+                 shim_dropped_at_limit:(if $impl == "shim" then ($la | stats | if . == null then null else .dropped_at_limit end) else null end),
+                 iptables_loss:(if ($ipdb | num) != null and ($ipda | num) != null then ($ipda | num) - ($ipdb | num) else null end)},
           shim:(if $impl == "shim" then {report_before:$lb, report_after:$la, stats:($la | stats)} else null end),
           tcpdump:{sw_a:$tcpa, sw_b:$tcpb},
           files:{ingress_pcap:"sw-a.pcap.gz", egress_pcap:"sw-b.pcap.gz", tc_samples:"tc.txt.gz",
                  ingress_pcap_bytes:$sza, egress_pcap_bytes:$szb},
           iperf3_exit:(if $crc < 0 then null else $crc end),
           check:$check, reason:(if $why == "" then null else $why end)}' >"$dir/run.json"
-    local mbps dla
+    local mbps dla rtt
     mbps=$(jq -r '((.end.sum_received // .end.sum).bits_per_second // 0) / 1e6 | . * 100 | round / 100' "$dir/iperf3.json" 2>/dev/null || echo "?")
     dla=$(jq -r '.drops.shim_dropped_at_limit // "-"' "$dir/run.json")
-    log "$(basename "$dir") (order $order): $check; iperf3 $mbps Mbit/s, qdisc drops $(( ${drop_a:-0} - ${drop_b:-0} )), shim drops at limit $dla"
+    rtt=$(jq -r '(.end.streams[0].sender.mean_rtt // null) | if . == null then "-" else (. / 1000 | . * 10 | round / 10 | tostring) + " ms" end' "$dir/iperf3.json" 2>/dev/null || echo "-")
+    log "$(basename "$dir") (order $order): $check; iperf3 $mbps Mbit/s, mean rtt $rtt, qdisc drops $(( ${drop_a:-0} - ${drop_b:-0} )), shim drops at limit $dla"
 }
 
 # ---------------------------------------------------------------- main
@@ -376,7 +467,7 @@ changelog_has() { # SUBJECT: true / false from the running kernel's Debian chang
     [[ $found == none ]] && found=null
     echo "$found"
 }
-log "kernel $(uname -r); models: ${MODELS[*]}; delays: ${DELAYS[*]} ms; $reps reps x $(( n_arms / reps )) arms x $duration s; seed $seed"
+log "kernel $(uname -r); udp: models ${MODELS[*]}, reps 1..$udp_reps, $duration s; tcp: models ${TCP_MODELS[*]:-none}, ccs ${CCS[*]:-none}, losses ${LOSSES[*]} %, $tcp_duration s; delays ${DELAYS[*]} ms; ${only_rep:+rep $only_rep of }$reps reps; $n_arms arms here; seed $seed"
 kpkg=$(dpkg-query -W -f='${Package} ${Version}' "linux-image-$(uname -r)" 2>/dev/null || true)
 jq -n --arg uname "$(uname -a)" --arg unamer "$(uname -r)" --arg osr "$(. /etc/os-release && echo "$PRETTY_NAME")" \
     --arg procv "$(cat /proc/version)" --arg kpkg "$kpkg" \
@@ -390,7 +481,9 @@ jq -n --arg uname "$(uname -a)" --arg unamer "$(uname -r)" --arg osr "$(. /etc/o
     --arg shim_sha "$(sha256sum "$shimdir/delayshim" | cut -d' ' -f1)" --arg switch_sha "$(sha256sum "$switch" | cut -d' ' -f1)" \
     --arg ldd "$deps" --arg models "${MODELS[*]}" --arg delays "${DELAYS[*]}" --argjson reps "$reps" \
     --argjson dur "$duration" --argjson seed "$seed" --arg tci "$tc_interval" --argjson burst "$BURST" \
-    --arg started "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+    --arg started "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --argjson udp_reps "$udp_reps" --arg tcp_models "${TCP_MODELS[*]}" \
+    --arg ccs "${CCS[*]}" --arg losses "${LOSSES[*]}" --argjson tcp_dur "$tcp_duration" --arg only "$only_rep" \
+    --arg ccavail "$(cat /proc/sys/net/ipv4/tcp_available_congestion_control)" \
     '{uname:$uname, uname_r:$unamer, os:$osr, proc_version:$procv,
       kernel_package:(if $kpkg == "" then null else $kpkg end),
       netem_patches:{K4:$k4, K5:$k5, K6:$k6, source:"changelog of the running kernel package (zcat | grep -F subject)",
@@ -399,14 +492,29 @@ jq -n --arg uname "$(uname -a)" --arg unamer "$(uname -r)" --arg osr "$(. /etc/o
       config_hz:$hz, modules:($mods | split(" ") | map(select(. != ""))), shim_sha256:$shim_sha,
       switch_sh_sha256:$switch_sha, shim_ldd:$ldd, models:($models | split(" ")), delays_ms:($delays | split(" ") | map(tonumber)),
       implementations:["netem","shim"], reps:$reps, duration_s:$dur, seed:$seed, tc_interval_s:($tci | tonumber),
-      tbf_burst_bytes:$burst, started_utc:$started}' >"$out/setup.json"
+      tbf_burst_bytes:$burst, started_utc:$started, udp_reps:$udp_reps,
+      tcp_models:($tcp_models | split(" ") | map(select(. != ""))), ccs:($ccs | split(" ") | map(select(. != ""))),
+      losses_pct:($losses | split(" ") | map(tonumber)), tcp_duration_s:$tcp_dur,
+      only_rep:(if $only == "" then null else ($only | tonumber) end), tcp_available_congestion_control:$ccavail}' >"$out/setup.json"
 log "netem patches in this kernel's changelog: K4 $(jq -r .netem_patches.K4 "$out/setup.json"), K5 $(jq -r .netem_patches.K5 "$out/setup.json"), K6 $(jq -r .netem_patches.K6 "$out/setup.json")"
 
 for rep in $(seq "$reps"); do
+    [[ -z "$only_rep" || "$rep" == "$only_rep" ]] || continue
     arms=()
-    for model in "${MODELS[@]}"; do
-        for d in "${DELAYS[@]}"; do
-            for impl in "${IMPLS[@]}"; do arms+=("$model $d $impl"); done
+    if (( rep <= udp_reps )); then
+        for model in "${MODELS[@]}"; do
+            for d in "${DELAYS[@]}"; do
+                for impl in "${IMPLS[@]}"; do arms+=("udp $model $d $impl - 0"); done
+            done
+        done
+    fi
+    for model in "${TCP_MODELS[@]}"; do
+        for cc in "${CCS[@]}"; do
+            for d in "${DELAYS[@]}"; do
+                for l in "${LOSSES[@]}"; do
+                    for impl in "${IMPLS[@]}"; do arms+=("tcp $model $d $impl $cc $l"); done
+                done
+            done
         done
     done
     sseed=$(( seed + rep ))
@@ -416,8 +524,8 @@ for rep in $(seq "$reps"); do
              for (i = 1; i <= NR; i++) print a[i]}')
     (( ${#arm_order[@]} == ${#arms[@]} )) || die "shuffling the arms of rep $rep failed"
     for k in "${!arm_order[@]}"; do
-        read -r model d impl <<<"${arm_order[$k]}"
-        run_arm "$rep" "$model" "$d" "$impl" "$((k + 1))" "$sseed"
+        read -r traffic model d impl cc l <<<"${arm_order[$k]}"
+        run_arm "$rep" "$model" "$d" "$impl" "$((k + 1))" "$sseed" "$traffic" "$cc" "$l"
     done
 done
 jq --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '. + {ended_utc:$t}' "$out/setup.json" >"$out/setup.json.tmp" \

@@ -1,0 +1,126 @@
+"""analysis.ablation on made-up rows whose answers are known by construction: the arm parsed from the run_id, the
+quantities behind the claims (means, differences with Welch standard errors), the effects against the baseline arm
+and the nearest-to-paper count."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis import ablation as ab
+
+NOISE = np.array([-0.2, 0.1, 0.0, 0.2, -0.1])     # mean 0, sd sqrt(0.1 / 4) = 0.158
+
+
+def _rid(exp, ccs, d, loss, rep, qm=None, cbr=None, ln=None):
+    parts = [exp, ccs, "multipath", f"d{d}ms", f"l{loss}pct"]
+    if cbr is not None:
+        parts.append(f"cbr{cbr}mbps")
+    if ln is not None:
+        parts.append(f"len{ln}B")
+    if qm is not None:
+        parts.append(f"q-{qm}")
+    parts.append(f"rep{rep:02d}")
+    return "__".join(parts)
+
+
+def _row(rid, exp, cc, d, loss, flow=1, cc2=None, cbr=None, **m):
+    r = {"run_id": rid, "experiment": exp, "cc": cc, "cc2": cc2, "path_mode": "multipath", "link_delay_ms": float(d),
+         "loss_pct": float(loss), "cbr_mbps": float(cbr) if cbr is not None else np.nan, "flow": flow,
+         "goodput_mbps": np.nan, "rtt_mean_ms": np.nan, "jain": np.nan, "overlap_goodput_mbps": np.nan}
+    r.update(m)
+    return r
+
+
+def made_up() -> pd.DataFrame:
+    """link_delay d = 100 ms, loss 0: cubic's RTT 200 + noise (fifo) / 160 + noise (tbf-netem), bbr's 110 + noise in
+    both; cubic at d 10 ms: goodput 19 (loss 0) and 12 (loss 1 %); the pair cubic + reno: Jain 0.95 / 0.99;
+    udp_fairness cubic at 12 Mbit/s with and without 8192-byte datagrams."""
+    rows = []
+    for qm, cubic_rtt in (("fifo-after-delay", 200.0), ("tbf-netem", 160.0)):
+        for k in range(5):
+            rep = k + 1
+            rows.append(_row(_rid("link_delay", "cubic", 100, 0, rep, qm), "link_delay", "cubic", 100, 0,
+                             rtt_mean_ms=cubic_rtt + NOISE[k], goodput_mbps=18.0))
+            rows.append(_row(_rid("link_delay", "bbr", 100, 0, rep, qm), "link_delay", "bbr", 100, 0,
+                             rtt_mean_ms=110.0 + NOISE[::-1][k], goodput_mbps=19.0))
+            rows.append(_row(_rid("link_delay", "cubic", 10, 0, rep, qm), "link_delay", "cubic", 10, 0,
+                             goodput_mbps=19.0 + NOISE[k]))
+            rows.append(_row(_rid("loss_rate", "cubic", 10, 1, rep, qm), "loss_rate", "cubic", 10, 1,
+                             goodput_mbps=12.0 + NOISE[k], rtt_mean_ms=14.0))
+            j = 0.95 if qm == "fifo-after-delay" else 0.99
+            rid = _rid("tcp_fairness", "cubic+reno", 10, 0, rep, qm)
+            rows.append(_row(rid, "tcp_fairness", "cubic", 10, 0, cc2="reno", jain=j + NOISE[k] / 100,
+                             overlap_goodput_mbps=11.0))
+            rows.append(_row(rid, "tcp_fairness", "cubic", 10, 0, flow=2, cc2="reno", jain=j + NOISE[k] / 100,
+                             overlap_goodput_mbps=8.0))
+            for ln, tcp in ((None, 15.0), (8192, 9.0)):
+                rid = _rid("udp_fairness", "cubic", 10, 0, rep, qm, cbr=12, ln=ln)
+                rows.append(_row(rid, "udp_fairness", "cubic", 10, 0, cbr=12, overlap_goodput_mbps=tcp + NOISE[k],
+                                 jain=0.8))
+                rows.append(_row(rid, "udp_fairness", "cubic", 10, 0, flow=2, cbr=12,
+                                 overlap_goodput_mbps=20 - tcp, jain=0.8))
+    return pd.DataFrame(rows)
+
+
+def test_arms_from_run_ids():
+    a = ab.arms(["link_delay__cubic__multipath__d10ms__l0pct__rep01",
+                 "link_delay__cubic__multipath__d10ms__l0pct__q-tbf-netem__rep02",
+                 "udp_fairness__bbr__multipath__d10ms__l0pct__cbr12mbps__len8192B__q-netem-tbf__rep03",
+                 "udp_fairness__bbr__multipath__d10ms__l0pct__cbr12mbps__len8192B__rep03"])
+    assert list(a["queue_model"]) == ["fifo-after-delay", "tbf-netem", "netem-tbf", "fifo-after-delay"]
+    assert a["udp_len_bytes"].isna().tolist() == [True, True, False, False]
+    assert a["udp_len_bytes"].iloc[2] == 8192
+
+
+def test_estimates():
+    e = ab.est_mean(5 + NOISE)
+    assert (e.mean, e.n, e.df) == (pytest.approx(5.0), 5, 4.0)
+    assert e.se == pytest.approx(math.sqrt(0.1 / 4) / math.sqrt(5))
+    lo, hi = e.interval()
+    assert hi - 5 == pytest.approx(stats.t.ppf(0.975, 4) * e.se)
+    d = ab.est_diff(e, ab.est_mean(3 + NOISE))
+    assert d.mean == pytest.approx(2.0) and d.se == pytest.approx(math.sqrt(2) * e.se) and d.df == pytest.approx(8.0)
+    assert ab.est_diff(e, ab.NO_EST).n == 0 and math.isnan(ab.est_mean([7.0]).interval()[0])
+
+
+def test_distance():
+    assert ab.distance(30, ab._target("between", low=26, high=58)) == 0
+    assert ab.distance(70, ab._target("between", low=26, high=58)) == 12
+    assert ab.distance(0.85, ab._target(">", 0.9)) == pytest.approx(0.05)
+    assert ab.distance(0.95, ab._target(">", 0.9)) == 0
+    assert ab.distance(0.6, ab._target("<", 0.55)) == pytest.approx(0.05)
+    assert ab.distance(17, ab._target("approx", 19)) == 2 and math.isnan(ab.distance(math.nan, ab._target("approx", 1)))
+
+
+def test_quantities_effects_and_best_fit():
+    q = ab.quantities(made_up())
+    gap = q[(q["quantity"] == "RTT gap cubic − bbr") & (q["config"] == "link delay 100 ms, loss 0 %")]
+    fifo = gap[gap["queue_model"] == "fifo-after-delay"].iloc[0]
+    tbf = gap[gap["queue_model"] == "tbf-netem"].iloc[0]
+    assert fifo["mean"] == pytest.approx(90.0) and tbf["mean"] == pytest.approx(50.0)
+    assert fifo["claims"] == "S05;S23" and (fifo["low"], fifo["high"]) == (26, 58)
+    assert fifo["distance"] == pytest.approx(32.0) and tbf["distance"] == 0
+    drop = q[q["quantity"] == "goodput drop cubic"].iloc[0]
+    assert drop["claims"] == "S06" and drop["mean"] == pytest.approx(7.0) and drop["distance"] == pytest.approx(0)
+    jain = q[(q["quantity"] == "Jain's index") & (q["queue_model"] == "tbf-netem")].iloc[0]
+    assert jain["config"] == "pair 1: cubic + reno" and jain["mean"] == pytest.approx(0.99)
+    assert jain["value"] == pytest.approx(0.985)
+    udp = q[q["quantity"] == "TCP goodput cubic"]
+    assert sorted(udp["udp_len_bytes"].fillna(0).astype(int)) == [0, 0, 8192, 8192]
+    e = ab.effects(q)
+    g = e[(e["quantity"] == "RTT gap cubic − bbr") & (e["queue_model"] == "tbf-netem")].iloc[0]
+    assert g["diff"] == pytest.approx(-40.0) and g["moved"] and g["toward_paper"] and g["diff_high"] < 0
+    # the datagram size: TCP goodput 15 -> 9 Mbit/s, into the paper's 8-10 range
+    u = e[(e["quantity"] == "TCP goodput cubic") & (e["queue_model"] == "fifo-after-delay")].iloc[0]
+    assert u["udp_len_bytes"] == 8192 and u["diff"] == pytest.approx(-6.0) and u["moved"] and u["toward_paper"]
+    # goodput under loss does not depend on the queue model here: not moved
+    d = e[(e["quantity"] == "goodput drop cubic") & (e["queue_model"] == "tbf-netem")].iloc[0]
+    assert d["diff"] == pytest.approx(0.0) and not d["moved"]
+    b = ab.best_fit(q)
+    s05 = b[b["claims"] == "S05;S23"].set_index("queue_model")
+    assert s05.loc["tbf-netem", "nearest"] == 1 and s05.loc["fifo-after-delay", "nearest"] == 0
+    assert (s05["cells"] == 1).all()
