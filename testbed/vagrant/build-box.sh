@@ -7,7 +7,7 @@
 # usage: build-box.sh [--name NAME] [--suite SUITE] [--mirror URL] [--size-gb N] [--force]
 #   NAME defaults to $MPCC_VAGRANT_BOX or mpcc/debian12; --force rebuilds and re-adds an existing box.
 set -euo pipefail
-name="${MPCC_VAGRANT_BOX:-mpcc/debian12}" suite=bookworm mirror="" size_gb=2 force=0
+name="${MPCC_VAGRANT_BOX:-mpcc/debian12}" suite=bookworm mirror="" size_gb=3 force=0
 die() { echo "error: $*" >&2; exit 2; }
 log() { echo "[$(date -u +%H:%M:%S)] build-box: $*" >&2; }
 while [[ $# -gt 0 ]]; do
@@ -27,7 +27,8 @@ done
 for t in mmdebstrap mkfs.ext4 qemu-img vagrant tar; do command -v "$t" >/dev/null || die "$t not found: run testbed/vagrant/host-setup.sh"; done
 
 # Bump when what the box contains or how it boots changes: an added box of an older revision is rebuilt.
-BOX_REVISION=3   # 2: mitigations=off on the kernel command line; 3: bpftool (BPF congestion-control ports, testbed/cc)
+BOX_REVISION=4   # 2: mitigations=off on the kernel command line; 3: bpftool (BPF congestion-control ports, testbed/cc);
+                 # 4: linux-headers-amd64 and make (out-of-tree modules: PCC-Kernel's vivace, docs/pcc-vivace.md)
 if [[ $force == 0 ]] && vagrant box list 2>/dev/null | awk -v n="$name" '$1 == n {f = 1} END {exit !f}'; then
     boxvf="${VAGRANT_HOME:-$HOME/.vagrant.d}/boxes/${name//\//-VAGRANTSLASH-}/0/libvirt/Vagrantfile"
     if grep -qx "# mpcc-box-revision: $BOX_REVISION" "$boxvf" 2>/dev/null; then
@@ -51,7 +52,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-PKGS=linux-image-amd64,initramfs-tools,systemd-sysv,udev,kmod,dbus,openssh-server,sudo,iproute2,iputils-ping,procps,netbase,iperf3,tcpdump,ethtool,jq,nftables,iptables,gawk,less,bpftool
+PKGS=linux-image-amd64,linux-headers-amd64,make,initramfs-tools,systemd-sysv,udev,kmod,dbus,openssh-server,sudo,iproute2,iputils-ping,procps,netbase,iperf3,tcpdump,ethtool,jq,nftables,iptables,gawk,less,bpftool
 log "mmdebstrap $suite (minbase + $PKGS)"
 t0=$(date +%s)
 # shellcheck disable=SC2016  # $1 is expanded by mmdebstrap's hook shell (the chroot directory)
