@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -59,6 +60,35 @@ def _read_json(path: Path):
 def read_meta(run_dir) -> dict:
     """meta.json as a dict ({} when absent)."""
     return _read_json(Path(run_dir) / "meta.json") or {}
+
+
+_RUNNER_HOST = re.compile(r"^runner: recording on host (?P<host>\S+) \(kernel (?P<kernel>[^)]*)\)")
+
+
+def recorded_on(meta: dict, runner_log: str | None = None) -> dict:
+    """{"host", "kernel"} of the machine that recorded a run: meta.json's ``host`` (``uname -n``) and ``kernel``, else
+    the first line of the runner's ``runner.log`` (a skipped run has no meta.json); None where neither says (runs
+    recorded before the capture tools named their host)."""
+    host, kernel = meta.get("host"), meta.get("kernel")
+    if (host is None or kernel is None) and runner_log:
+        m = _RUNNER_HOST.match(runner_log)
+        if m:
+            host, kernel = host or m["host"], kernel or m["kernel"]
+    return {"host": host, "kernel": kernel}
+
+
+def read_recorded_on(run_dir) -> dict:
+    """:func:`recorded_on` of a run directory."""
+    d = Path(run_dir)
+    try:
+        log = (d / "runner.log").read_text(errors="replace").split("\n", 1)[0]
+    except OSError:
+        log = None
+    try:
+        meta = read_meta(d)
+    except AnalysisError:
+        meta = {}
+    return recorded_on(meta, log)
 
 
 def read_params(run_dir) -> dict:

@@ -205,8 +205,8 @@ host_load=$(host_load_summary "$host_load0" "$host_load1")
 # packets the captures lost in the kernel (tcpdump's own count at exit, in capture.log): should be 0
 capture_drops=$(sed -n 's/^\([0-9]*\) packets dropped by kernel$/\1/p' "$LOG" | awk '{s += $1} END {print s + 0}')
 first_sender=${SND[${FLOWS[0]}]}
-jq -n --argjson applied "$applied" --arg start "$start_time" --arg kernel "$(uname -r)" --arg exp "$experiment" \
-   --arg topo_name "$topology" --arg cc "$cc" --argjson t "$duration_s" --argjson rep "$rep" \
+jq -n --argjson applied "$applied" --arg start "$start_time" --arg kernel "$(uname -r)" --arg host "$(uname -n)" \
+   --arg exp "$experiment" --arg topo_name "$topology" --arg cc "$cc" --argjson t "$duration_s" --argjson rep "$rep" \
    --argjson self_check "$self_check" --argjson host_load "$host_load" --arg ssi "$SS_INTERVAL_S" --argjson cc_impl "$cc_impl" \
    --argjson queues "$queues" --argjson errors "$errors" --argjson dp "$data_pkts" --arg t0 "$flow_start_epoch" \
    --argjson cdrops "$capture_drops" --argjson snaplen "$SNAPLEN" \
@@ -216,7 +216,7 @@ jq -n --argjson applied "$applied" --arg start "$start_time" --arg kernel "$(una
    --arg pingv "$(ping -V 2>&1 | sed -n 1p)" --arg ipv "$(ip -V 2>&1 | sed -n 1p)" --arg iptv "$(iptables --version 2>&1 | sed -n 1p)" \
    '{params: {family: "004", experiment: $exp, topology: $topo_name, cc: $cc, error_rate: $applied.error_rate,
               bandwidth_mbit: $applied.bandwidth_mbit, duration_s: $t, rep: $rep, backend: "netns", mtu: $applied.mtu},
-     family: "004", backend: "netns", kernel: $kernel, start_time: $start, sysctls: ($sysctls | split("\n")),
+     family: "004", backend: "netns", host: $host, kernel: $kernel, start_time: $start, sysctls: ($sysctls | split("\n")),
      topology: {name: $topo_name, file: ("testbed/families/004/" + $topo_name + ".json"), sha256: $topo_sha},
      tool_versions: {iperf3: $iperf3v, tcpdump: $tcpdumpv, ping: $pingv, iproute2: $ipv, iptables: $iptv},
      links: [$applied.links[] | {name, a, b, rate_mbit, delay_ms, buffer_pkts, error_rate, error_direction, ns, if_a, if_b}],

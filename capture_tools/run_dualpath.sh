@@ -339,7 +339,7 @@ capture_drops=$(sed -n 's/^\([0-9]*\) packets dropped by kernel$/\1/p' "$LOG" | 
 params='{}'
 [[ -f "$out/params.json" ]] && params=$(cat "$out/params.json")
 jq -n --argjson params "$params" --argjson features "$features" --argjson applied "$applied" --arg start "$start_time" \
-   --arg kernel "$(uname -r)" --arg fam "$family" --arg exp "$experiment" --arg tr "$transport" --arg tp "${tcp_path:-}" \
+   --arg kernel "$(uname -r)" --arg host "$(uname -n)" --arg fam "$family" --arg exp "$experiment" --arg tr "$transport" --arg tp "${tcp_path:-}" \
    --arg cc "$cc" --arg sched "$sched" --argjson t "$duration_s" --arg fm "$flood_mbps" --arg fs "$flood_start" \
    --arg fe "$flood_end" --argjson pi "$ping_interval" --argjson rep "$rep" \
    --argjson self_check "$self_check" --argjson host_load "$host_load" --arg ssi "$SS_INTERVAL_S" --argjson cc_impl "$cc_impl" \
@@ -362,7 +362,7 @@ jq -n --argjson params "$params" --argjson features "$features" --argjson applie
        duration_s:$t, udp_flood_mbps:(if $fm == "" then null else ($fm|tonumber) end),
        udp_flood_start_s:(if $fs == "" then null else ($fs|tonumber) end), udp_flood_end_s:(if $fe == "" then null else ($fe|tonumber) end),
        ping_interval_s:$pi, rep:$rep, backend:"netns"}),
-     family:$fam, backend:"netns", kernel:$kernel, start_time:$start, sysctls:($sysctls|split("\n")),
+     family:$fam, backend:"netns", host:$host, kernel:$kernel, start_time:$start, sysctls:($sysctls|split("\n")),
      topology:($topo + {file: ("testbed/families/" + $fam + "/topology.json"), sha256: $topo_sha}),
      tool_versions:{iperf3:$iperf3v, tcpdump:$tcpdumpv, mptcpize:$mptcpizev, ping:$pingv, iproute2:$ipv},
      delay_mechanism:$applied.delay_mechanism, shaper:$applied.shaper, queue_mechanism:$applied.queue_mechanism,

@@ -152,7 +152,7 @@ qd=""
 for n in switch1 switch2 src1 src2; do qd+="== $n ==\n$(ip netns exec "$P$n" tc -s qdisc show)\n"; done
 params='{}'
 [[ -f "$out/params.json" ]] && params=$(cat "$out/params.json")
-jq -n --argjson params "$params" --argjson features "$features" --arg start "$start_time" --arg kernel "$(uname -r)" \
+jq -n --argjson params "$params" --argjson features "$features" --arg start "$start_time" --arg kernel "$(uname -r)" --arg host "$(uname -n)" \
    --arg qd "$(printf '%b' "$qd")" --arg exp "$experiment" --arg cc "$cc" --arg cc2 "$cc2" --arg cbr "$cbr_mbps" \
    --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson t "$duration_s" \
    --argjson off "$flow2_offset_s" --argjson k "$path_skew_ms" --argjson rep "$rep" --arg qm "$queue_model_used" \
@@ -165,7 +165,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
        cbr_mbps:(if $cbr=="" then null else ($cbr|tonumber) end), path_mode:$pm, link_delay_ms:$d, loss_pct:$l,
        duration_s:$t, flow2_offset_s:$off, path_skew_ms:$k, queue_model:$qm,
        udp_len_bytes:(if $ulen == "" then null else ($ulen|tonumber) end), rep:$rep, backend:"netns"}),
-     backend:"netns", kernel:$kernel, start_time:$start, sysctls:($sysctls|split("\n")), qdisc:$qd,
+     backend:"netns", host:$host, kernel:$kernel, start_time:$start, sysctls:($sysctls|split("\n")), qdisc:$qd,
      tool_versions:{iperf3:$iperf3v, tcpdump:$tcpdumpv},
      delay_mechanism:$features.mechanism.delay, round_robin_mechanism:(if $pm=="multipath" then $features.mechanism.round_robin else "none" end),
      fq:(if $features.fq then "fq" else "fq: not available" end), features:$features, cc_impl:$cc_impl, shim_stats:$shim_stats, self_check:$self_check, host_load:$host_load, ss_interval_s:($ssi|tonumber), tbf_burst_bytes:$burst, status:"complete"}' > "$out/meta.json.tmp"

@@ -7,7 +7,7 @@
 # usage: run_streaming.sh [--backend netns] --out RUN_DIR --family 002 --experiment E --cc C --duration-s S
 #        [--background-mbps R] [--video-kbps V] [--rep N]
 #   E: test1 (no background), test2, test3, test4 (background 8, 16, 24 Mbit/s), test5 (90 Mbit/s).
-#   C: reno cubic bbr bic westwood westwood_e pcc_vivace (the kernel's, else the BPF port of testbed/cc, else SKIPPED).
+#   C: reno cubic bbr bic westwood westwood_e pcc_vivace pcc_vivace_usp (the kernel's, else the BPF port of testbed/cc, else SKIPPED).
 #   S: seconds each client receives (curl --max-time S); the background covers them (it runs S + 2 s).
 #   R: background rate, Mbit/s at the IP layer (1500-byte IP packets): 0 (none) or 0.1 up to the shared link's rate
 #      (100); default: the experiment's. V: the video's H.264 CBR rate, kbit/s, 100..50000 (default 3600).
@@ -34,7 +34,7 @@ backend=netns out="" family="" experiment="" cc="" duration_s="" bg_mbps="" vide
 parse_long_options "--backend=backend --out=out --family=family --experiment=experiment --cc=cc --duration-s=duration_s
     --background-mbps=bg_mbps --video-kbps=video_kbps --rep=rep" "$@"
 declare -A BG_DEFAULT=([test1]=0 [test2]=8 [test3]=16 [test4]=24 [test5]=90)
-CCS="reno cubic bbr bic westwood westwood_e pcc_vivace"
+CCS="reno cubic bbr bic westwood westwood_e pcc_vivace pcc_vivace_usp"
 [[ "$backend" == netns ]] || die "--backend must be netns for this capture tool (study 002 runs on netns only), got '$backend'"
 [[ -n "$out" ]] || die "--out is required"
 [[ "$family" == 002 ]] || die "--family must be 002 for this capture tool, got '$family'"
@@ -458,7 +458,7 @@ params='{}'
 if [[ -f "$out/params.json" ]] && jq -e 'type == "object"' "$out/params.json" >/dev/null 2>&1; then params=$(cat "$out/params.json"); fi
 if [[ $bg_tool == d-itg ]]; then ditg_v=$({ ITGSend -h 2>&1 || true; } | sed -n 1p | jq -R .); fi
 jq -n --argjson params "$params" --argjson applied "$applied" --arg start "$start_time" --arg kernel "$(uname -r)" --arg exp "$experiment" \
-   --arg cc "$cc" --argjson t "$duration_s" --argjson rep "$rep" --argjson bg "$background" --argjson vk "$video_kbps" \
+   --arg host "$(uname -n)" --arg cc "$cc" --argjson t "$duration_s" --argjson rep "$rep" --argjson bg "$background" --argjson vk "$video_kbps" \
    --argjson video "$video_info" --arg vfile "$VIDEO" --argjson streams "$streams" --argjson queues "$queues" \
    --argjson self_check "$self_check" --argjson host_load "$host_load" --arg ssi "$SS_INTERVAL_S" --argjson cc_impl "$cc_impl" \
    --argjson cc_setting "$cc_setting" --argjson cc_obs "$cc_observed" --arg srv_default "$srv_default_cc" \
@@ -473,7 +473,7 @@ jq -n --argjson params "$params" --argjson applied "$applied" --arg start "$star
                video_kbps: $vk, video_sha256: $video.sha256, video_measured_kbps: $video.measured_kbps,
                shared_link_mbit: $L.rate_mbit, shared_link_buffer_pkts: $L.buffer_pkts, rep: $rep, backend: "netns",
                mtu: $applied.mtu}),
-      family: "002", backend: "netns", background_tool: $bg.tool, kernel: $kernel, start_time: $start, sysctls: ($sysctls | split("\n")),
+      family: "002", backend: "netns", background_tool: $bg.tool, host: $host, kernel: $kernel, start_time: $start, sysctls: ($sysctls | split("\n")),
       topology: {name: $applied.name, file: $topo_rel, sha256: $topo_sha},
       tool_versions: {ffmpeg: $ffv, curl: $curlv, d_itg: $ditgv, iperf3: $iperf3v, tcpdump: $tcpdumpv, ping: $pingv, iproute2: $ipv},
       shared_link: ($L | {name, ns, a, b, if_a, if_b, rate_mbit, delay_ms, buffer_pkts}),

@@ -20,6 +20,19 @@ def namespaces(prefix: str) -> list[str]:
     return [line.split()[0] for line in out.splitlines() if line.startswith(prefix)]
 
 
+def env_prefix(pid) -> str | None:
+    """The MPCC_NS_PREFIX in the environment of process ``pid`` (None if unset or the process is gone): everything a
+    capture tool and netns.sh start inherits it, so it tells which test's testbed a process belongs to."""
+    try:
+        env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    for kv in env:
+        if kv.startswith(b"MPCC_NS_PREFIX="):
+            return kv.split(b"=", 1)[1].decode()
+    return None
+
+
 def ip_packets(pcap: Path):
     """(timestamp s, dpkt IP) of every IPv4 packet of an Ethernet pcap."""
     with open(pcap, "rb") as f:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.netns_helpers import env_prefix
+
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.netns, pytest.mark.slow,
               pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces")]
@@ -33,18 +35,7 @@ def _leftovers(prefix):
     procs = [p for p in procs.splitlines() if "pgrep" not in p and "pytest" not in p and "<defunct>" not in p]
     # only processes of THIS test's testbed (other testbeds may run concurrently): everything the capture tool and
     # netns.sh start inherits MPCC_NS_PREFIX in its environment
-    return ns, [p for p in procs if prefix in p or _env_prefix(p.split()[0]) == prefix]
-
-
-def _env_prefix(pid):
-    try:
-        env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    except OSError:
-        return None
-    for kv in env:
-        if kv.startswith(b"MPCC_NS_PREFIX="):
-            return kv.split(b"=", 1)[1].decode()
-    return None
+    return ns, [p for p in procs if prefix in p or env_prefix(p.split()[0]) == prefix]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])

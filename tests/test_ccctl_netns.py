@@ -22,7 +22,7 @@ from tests.netns_helpers import registered_ccs
 
 ROOT = Path(__file__).resolve().parents[1]
 CCCTL = ROOT / "testbed" / "cc" / "ccctl.sh"
-PORTS = ["bic", "westwood", "westwood_e", "pcc_vivace"]
+PORTS = ["bic", "westwood", "westwood_e", "pcc_vivace", "pcc_vivace_usp"]
 TOOLS = ["bpftool", "jq", "make", "clang"]
 
 pytestmark = [
@@ -170,7 +170,7 @@ def test_an_acquire_killed_between_register_and_bookkeeping_is_adopted_and_unreg
 
 
 def test_stress_concurrent_acquirers_with_kill_9(env):
-    """8 acquirers x 100 acquisitions over bic, westwood, westwood_e and pcc_vivace, with a gc now and then. Each
+    """8 acquirers x 100 acquisitions over the BPF ports (PORTS), with a gc now and then. Each
     acquisition's holder is a live process; after acquiring, a socket must be able to use the CC (it is really held).
     Then the holder is released and killed, killed and released, or killed with no release at all (its registration
     must go at the next acquire/gc); and now and then an acquisition is SIGKILLed in flight (not a failure: it was

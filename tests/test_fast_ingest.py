@@ -526,11 +526,13 @@ def test_cli_ingest_bad_input_one_line(tmp_path):
 
 
 def test_cli_scheduler_without_dask(tmp_path):
-    import importlib.util
-    if importlib.util.find_spec("distributed") is not None:
-        pytest.skip("dask.distributed is installed")
-    r = _mpcc(REAL[0], "--scheduler", "tcp://127.0.0.1:1", "--cache-dir", tmp_path / "c")
-    assert r.returncode != 0 and "dask" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    # the pinned environment has dask (requirements.lock): the command runs with its import made to fail
+    no_dask = ("import sys; sys.modules.update(dict.fromkeys(['dask', 'dask.distributed', 'distributed'])); "
+               "from mpcc.cli import main; sys.exit(main(sys.argv[1:]))")
+    r = subprocess.run([sys.executable, "-c", no_dask, "ingest", str(REAL[0]), "--scheduler", "tcp://127.0.0.1:1",
+                        "--cache-dir", str(tmp_path / "c")], capture_output=True, text=True,
+                       cwd=Path(__file__).parents[1])
+    assert r.returncode != 0 and "dask" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 def test_dask_scheduler_same_cache_as_process_pool(tmp_path):

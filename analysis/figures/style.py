@@ -8,8 +8,11 @@ CC_ORDER = ["reno", "bic", "cubic", "bbr"]
 #: the other studies' congestion controls and modes keep one colour each too (colorblind palette, colours 6-10)
 OTHER_CCS = ["pcc_vivace", "westwood", "tcp_path1", "mptcp", "westwood_e"]
 _COLOURS = dict(zip(CC_ORDER + ["udp"] + OTHER_CCS, sns.color_palette("colorblind", 10)))
-MARKERS = {"reno": "o", "bic": "s", "cubic": "^", "bbr": "D", "udp": "v", "pcc_vivace": "P", "westwood": "X",
-           "westwood_e": "*"}
+#: the colorblind palette has 10 colours, all taken: pcc_vivace_usp (the Vivace paper / PCC-Uspace controller,
+#: docs/pcc-vivace.md) gets the "dark" palette's brown, a darker sibling of pcc_vivace's (the port of the module)
+_COLOURS["pcc_vivace_usp"] = sns.color_palette("dark", 10)[5]
+MARKERS = {"reno": "o", "bic": "s", "cubic": "^", "bbr": "D", "udp": "v", "pcc_vivace": "P", "pcc_vivace_usp": "p",
+           "westwood": "X", "westwood_e": "*"}
 
 
 def cc_palette(names=None) -> dict:

@@ -3,7 +3,8 @@
 Layout of ``OUT``::
 
     OUT/campaign.yaml      copy of the campaign file (a resumed run must use the same file)
-    OUT/campaign.json      name, seed, backend, run order, start times
+    OUT/campaign.json      name, seed, backend, run order, sessions (start time, runs at once, git commit; on a
+                           dask cluster also the scheduler and every worker: address, host, kernel, slots)
     OUT/runs/<run_id>/     one run directory each (see docs/architecture.md)
 
 A run directory with ``COMPLETE`` or ``SKIPPED`` is never touched again. ``resume_from`` (a bundle of the same
@@ -15,6 +16,11 @@ moved aside to ``<run_id>.incomplete-<UTC time>`` (never deleted) and the run is
 ``$MPCC_NS_PREFIX<k>-``). The runs are independent (separate namespaces, links, queues and shims); each run's
 ``meta.json`` records the host's CPU contention while its flows ran (``host_load``), and ``campaign.json`` records the
 number of workers per session.
+
+``scheduler`` (``--scheduler tcp://HOST:PORT``) records the runs on the hosts of a dask.distributed cluster instead,
+each worker on its own slots, and lands every finished run directory here (``mpcc.campaign.distributed``,
+docs/multi-host.md); the order, resume and markers are the same. Each run's ``runner.log`` starts with the host and
+kernel that recorded it (``meta.json`` ``host`` and ``kernel`` say it too).
 """
 from __future__ import annotations
 
@@ -129,7 +135,7 @@ class Outcome:
 
 
 def _prepare_out(out: Path, campaign_file: Path, campaign: Campaign, backend: str, seed: int, order: list[Run],
-                 jobs: int = 1):
+                 jobs: int = 1, session: dict | None = None):
     out.mkdir(parents=True, exist_ok=True)
     (out / "runs").mkdir(exist_ok=True)
     text = campaign_file.read_text()
@@ -149,7 +155,7 @@ def _prepare_out(out: Path, campaign_file: Path, campaign: Campaign, backend: st
     meta.update({"name": campaign.name, "seed": seed, "backend": backend, "order": [r.run_id for r in order],
                  "n_runs": len(order)})
     meta.setdefault("sessions", []).append({"started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                            "jobs": jobs, **source_version()})
+                                            "jobs": jobs, **source_version(), **(session or {})})
     tmp = meta_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(meta, indent=2))
     tmp.replace(meta_path)
@@ -216,8 +222,20 @@ def restore_from_bundle(bundle: Path, out: Path, campaign_file: Path, campaign: 
     return copied
 
 
+def recorded_on() -> dict:
+    """The host recording runs here: ``host`` (the node name, ``uname -n``) and ``kernel`` (``uname -r``)."""
+    u = os.uname()
+    return {"host": u.nodename, "kernel": u.release}
+
+
 def _run_one(run: Run, run_dir: Path, campaign: Campaign, backend: str, seed: int, worker: int | None = None,
-             procs: dict | None = None) -> str:
+             procs: dict | None = None, *, prefix: str | None = None, pass_fds: tuple = (), stop=None,
+             where: str = "") -> str:
+    """Record ``run`` into ``run_dir`` with the family's capture tool; 'complete', 'skipped' or 'failed'.
+    ``worker``: the slot of ``--jobs`` (namespace prefix ``$MPCC_NS_PREFIX<worker>-``); ``prefix``: the namespace
+    prefix itself (a dask worker's slot, ``mpcc.campaign.distributed``); ``pass_fds``: descriptors the capture tool
+    inherits (the slot's lock, held until its teardown is over); ``stop``: polled once a second, true = the result is
+    no longer wanted: the capture tool gets one SIGINT (its trap tears down) and the run is 'interrupted'."""
     status = run_status(run_dir)
     if status == "incomplete":
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -227,31 +245,60 @@ def _run_one(run: Run, run_dir: Path, campaign: Campaign, backend: str, seed: in
     (run_dir / "params.json").write_text(json.dumps(params, indent=2))
     cmd = ["bash", str(experiment_script(backend, run.family)), "--backend", backend, "--out", str(run_dir),
            *run.args()]
-    env = {**os.environ, "MPCC_NS_PREFIX": _ns_prefix(worker)}
+    ns_prefix = prefix if prefix is not None else _ns_prefix(worker)
+    env = {**os.environ, "MPCC_NS_PREFIX": ns_prefix}
+    me = recorded_on()
     with open(run_dir / "runner.log", "w") as log:
+        # which host recorded the run (skipped runs have no meta.json to say it)
+        log.write(f"runner: recording on host {me['host']} (kernel {me['kernel']}), namespaces {ns_prefix}*"
+                  f"{where}\n")
+        log.flush()
         # own session: a terminal's Ctrl-C reaches only the runner, which forwards exactly ONE SIGINT (a second
         # signal could cut the capture tool's teardown short)
-        if worker is None:
+        if worker is None and prefix is None:
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
                                     preexec_fn=_die_with_parent, start_new_session=True)
         else:  # worker thread: preexec_fn is unsafe with threads; setpriv sets the parent-death signal instead
             proc = subprocess.Popen(["setpriv", "--pdeathsig", "TERM", *cmd], stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, env=env, start_new_session=True)
-            procs[worker] = proc
+                                    stdin=subprocess.DEVNULL, env=env, start_new_session=True, pass_fds=pass_fds)
+            if procs is not None:
+                procs[worker] = proc
         try:
-            rc = proc.wait()
+            rc = _wait(proc, stop)
         except KeyboardInterrupt:  # SIGINT or SIGTERM to the runner: the capture tool's trap tears down, then stop
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=90)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            _stop_tool(proc)
             raise
+    if rc is None:
+        return "interrupted"
     if rc == 0 and run_status(run_dir) == "complete":
         return "complete"
     if rc == EXIT_SKIPPED and run_status(run_dir) == "skipped":
         return "skipped"
     return "failed"
+
+
+def _stop_tool(proc) -> None:
+    """One SIGINT to a capture tool (its trap tears down), SIGKILL if it has not ended after 90 s."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=90)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _wait(proc, stop) -> int | None:
+    """The capture tool's exit status; None when ``stop()`` became true first (the tool was stopped)."""
+    if stop is None:
+        return proc.wait()
+    while True:
+        try:
+            return proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            pass
+        if stop():
+            _stop_tool(proc)
+            return None
 
 
 def _run_parallel(todo, out, campaign, backend, seed, jobs, bar, result, failed_ids):
@@ -329,25 +376,62 @@ def _interrupt(signum, frame):
 
 def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: str, seed: int,
                  jobs: int = 1, retry: bool = False, redo_contended_pct: float | None = None,
-                 experiments: set[str] | None = None, resume_from: Path | None = None) -> Outcome:
+                 experiments: set[str] | None = None, resume_from: Path | None = None,
+                 scheduler: str | None = None, profile: str | None = None) -> Outcome:
     """Record the campaign's runs that are not done yet. ``retry``: record SKIPPED runs again;
     ``redo_contended_pct``: record again the complete runs whose host CPU pressure exceeded it; ``experiments``:
     this session records only runs of these experiments (the rest stay pending for a later resume); ``resume_from``:
-    a bundle of this campaign whose finished runs count as done (:func:`restore_from_bundle`)."""
+    a bundle of this campaign whose finished runs count as done (:func:`restore_from_bundle`); ``scheduler``: a
+    dask.distributed scheduler whose workers record the runs on their hosts (``mpcc.campaign.distributed``; this
+    process needs no root then), ``profile``: the campaign file's profile, which the workers read it with."""
     if backend not in BACKENDS:
         raise UserError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
     if jobs < 1:
         raise UserError(f"--jobs must be >= 1, got {jobs}")
     if jobs > 1 and backend != "netns":
         raise UserError(f"--jobs {jobs}: only the netns backend can run several testbeds at once")
-    if os.geteuid() != 0:
+    if scheduler is not None:
+        if backend != "netns":
+            raise UserError(f"--scheduler: workers record on the netns backend, not {backend}")
+        if jobs != 1:
+            raise UserError(f"--jobs {jobs} with --scheduler: each worker's slots (dask worker --resources slots=N) "
+                            f"set how many runs it records at once")
+    elif os.geteuid() != 0:
         raise UserError("running a campaign needs root (network namespaces, tc, nft); try --dry-run")
     fam = get_family(campaign.family)
     if backend not in fam.BACKENDS:
         raise UserError(f"family {fam.FAMILY} runs on the {' or '.join(fam.BACKENDS)} backend, not {backend}")
-    if not experiment_script(backend, fam.FAMILY).exists():
+    if scheduler is None and not experiment_script(backend, fam.FAMILY).exists():
         raise UserError(f"missing {experiment_script(backend, fam.FAMILY)}")
     order = ordered_runs(campaign, seed)
+    client = workers = None
+    if scheduler is not None:   # every worker checked before anything is written or recorded
+        from mpcc.campaign import distributed
+        client = distributed.connect(scheduler)
+        try:
+            workers = distributed.check_workers(client, scheduler, backend, fam.FAMILY)
+        except BaseException:
+            client.close()
+            raise
+        jobs = sum(w["slots"] for w in workers)
+        print(f"runner: {scheduler}: {distributed.describe_workers(workers)}", file=sys.stderr)
+        here = source_version()["git_commit"]
+        other = sorted({f"{w['host']} ({(w['git_commit'] or 'no git')[:12]})" for w in workers
+                        if w["git_commit"] != here})
+        if other:   # recorded per worker in campaign.json; the runs' results may depend on the code that ran them
+            print(f"runner: warning: workers on another commit than this checkout ({(here or 'no git')[:12]}): "
+                  f"{', '.join(other)}", file=sys.stderr)
+    try:
+        return _record(campaign, campaign_file, out, backend, seed, order, jobs, retry, redo_contended_pct,
+                       experiments, resume_from, scheduler, profile, client, workers)
+    finally:
+        if client is not None:
+            client.close()
+
+
+def _record(campaign, campaign_file, out, backend, seed, order, jobs, retry, redo_contended_pct, experiments,
+            resume_from, scheduler, profile, client, workers) -> Outcome:
+    """:func:`run_campaign` once its inputs (and a cluster's workers: ``client``, ``workers``) are checked."""
     out.mkdir(parents=True, exist_ok=True)
     lock = open(out / ".campaign.lock", "w")
     try:
@@ -358,7 +442,12 @@ def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: st
     if resume_from is not None:
         n = restore_from_bundle(resume_from, out, campaign_file, campaign, backend, seed)
         print(f"runner: {n} finished run(s) restored from {resume_from}", file=sys.stderr)
-    _prepare_out(out, campaign_file, campaign, backend, seed, order, jobs)
+    session = None
+    if scheduler is not None:
+        from mpcc.campaign import distributed
+        session = distributed.session_record(scheduler, workers)
+        distributed.clear_landings(out)
+    _prepare_out(out, campaign_file, campaign, backend, seed, order, jobs, session)
     if experiments:
         order = [r for r in order if r.experiment in experiments]
     if retry:
@@ -371,7 +460,8 @@ def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: st
         n = supersede(out, order, "contended", calm)
         print(f"runner: {n} run(s) recorded under host CPU pressure > {redo_contended_pct:g} % moved aside to be "
               f"recorded again", file=sys.stderr)
-    if backend == "netns":
+    local_gc = backend == "netns" and scheduler is None
+    if local_gc:
         cc_gc()
     # Ctrl-C works even when started in the background (shells start background jobs with SIGINT ignored), and
     # SIGTERM (kill, a scheduler) stops as cleanly as Ctrl-C: the current run is torn down and redone on resume
@@ -387,8 +477,14 @@ def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: st
     failed_ids = []
     bar = tqdm(total=len(order), initial=result.already, unit="run", desc=campaign.name, file=sys.stderr,
                dynamic_ncols=True)
+    interrupted = False
     try:
-        if jobs == 1:
+        if scheduler is not None:
+            from mpcc.campaign import distributed
+            distributed._report_sweeps(distributed.sweep_hosts(client, 0), final=False)
+            distributed.run_on_cluster(client, scheduler, workers, todo, campaign, campaign_file, profile, out,
+                                       backend, seed, bar, result)
+        elif jobs == 1:
             for run in todo:
                 bar.set_postfix_str(run.run_id[:60])
                 outcome = _run_one(run, out / "runs" / run.run_id, campaign, backend, seed)
@@ -398,10 +494,20 @@ def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: st
                 bar.update(1)
         else:
             _run_parallel(todo, out, campaign, backend, seed, jobs, bar, result, failed_ids)
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
         bar.close()
-        if backend == "netns":
+        if local_gc:
             cc_gc()
+        if scheduler is not None and not interrupted:   # nothing of ours left on any host
+            from mpcc.campaign import distributed
+            try:
+                reports = distributed.sweep_hosts(client, distributed.SWEEP_WAIT_S)
+                distributed._report_sweeps(reports, final=True)
+            except Exception as exc:  # noqa: BLE001 - the runs are landed; a host unreachable now is reported
+                print(f"runner: sweeping the workers' hosts: {type(exc).__name__}: {exc}", file=sys.stderr)
         lock.close()
     for rid in failed_ids:
         print(f"failed: {rid} (see {out / 'runs' / rid / 'runner.log'})", file=sys.stderr)

@@ -37,10 +37,22 @@ def load_campaign(path: str | Path, profile: str | None = None) -> Campaign:
     ``<name>-<profile>`` from the same file."""
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text())
+        text = path.read_text()
     except FileNotFoundError:
         raise UserError(f"campaign file not found: {path}") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    return campaign_from_text(text, path, profile)
+
+
+def campaign_from_text(text: str, path: str | Path, profile: str | None = None) -> Campaign:
+    """:func:`load_campaign` of a campaign file's ``text`` (``path``: its name, for messages and the default campaign
+    name). A worker of a campaign spread over hosts (``mpcc.campaign.distributed``) validates the campaign file it is
+    sent this way, with its own code, before any root command."""
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
         raise UserError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
     if not isinstance(doc, dict):
         raise UserError(f"{path}: a campaign file is a mapping with name, reps, experiments")

@@ -227,9 +227,22 @@ def _recording_commits(sessions: list[dict]) -> list[str]:
 
 def _sessions(cmeta: dict) -> list[dict]:
     """Recording sessions from ``campaign.json`` (:func:`_campaign_json`): start time, commit (and whether the tree
-    was dirty), and how many runs ran at once (``jobs``)."""
-    return [{"started_utc": x.get("started_utc"), "git_commit": x.get("git_commit"), "git_dirty": x.get("git_dirty"),
-             "jobs": x.get("jobs", 1)} for x in cmeta.get("sessions", []) if isinstance(x, dict)]
+    was dirty), and how many runs ran at once (``jobs``); a session across hosts (``mpcc campaign run --scheduler``,
+    docs/multi-host.md) also its ``hosts`` (host -> slots)."""
+    out = []
+    for x in cmeta.get("sessions", []):
+        if not isinstance(x, dict):
+            continue
+        s = {"started_utc": x.get("started_utc"), "git_commit": x.get("git_commit"), "git_dirty": x.get("git_dirty"),
+             "jobs": x.get("jobs", 1)}
+        if isinstance(x.get("workers"), list):
+            hosts: dict = {}
+            for w in x["workers"]:
+                if isinstance(w, dict):
+                    hosts[str(w.get("host"))] = hosts.get(str(w.get("host")), 0) + int(w.get("slots") or 0)
+            s["hosts"] = dict(sorted(hosts.items()))
+        out.append(s)
+    return out
 
 
 def _host_load_summary(metas: dict) -> dict:
@@ -427,6 +440,7 @@ def _readme(manifest: dict) -> str:
     failed = "\n".join(f"* {r}: {why}" for r, why in sorted(m["not_analysed"].items())) or "* none"
     captured = "\n".join(f"* `{r}`" for r in m["captured_runs"]) or "* none"
     sess = "\n".join(f"  * {x['started_utc']}: commit {(x['git_commit'] or 'unknown')[:12]}, {x['jobs']} run(s) at once"
+                     + (f" on {', '.join(f'{h} ({n})' for h, n in x['hosts'].items())}" if x.get("hosts") else "")
                      for x in m.get("sessions", [])) or "  * (not recorded)"
     hl = m.get("host_load", {})
     load = (f"median {hl['median']:g} %, 90th percentile {hl['p90']:g} %, max {hl['max']:g} % over {hl['n']} runs"

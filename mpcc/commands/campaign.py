@@ -1,4 +1,5 @@
-"""``mpcc campaign run CAMPAIGN --backend netns --out DIR [--jobs N] [--dry-run] [--seed N]``."""
+"""``mpcc campaign run CAMPAIGN --backend netns --out DIR [--jobs N | --scheduler tcp://HOST:PORT] [--dry-run]
+[--seed N]``."""
 from __future__ import annotations
 
 import sys
@@ -23,6 +24,10 @@ def add_arguments(p):
     r.add_argument("--seed", type=int, help="seed of the run order (default: the campaign's seed)")
     r.add_argument("--jobs", type=int, default=1,
                    help="runs at once, each on its own namespace testbed (netns backend only; default 1)")
+    r.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="record on the workers of this dask.distributed scheduler, each on its own host as root with "
+                        "its own slots (dask worker --resources slots=N); the run directories come back to --out "
+                        "(docs/multi-host.md). This process needs no root then")
     r.add_argument("--retry-skipped", action="store_true",
                    help="record SKIPPED runs again (e.g. a CC now available as a BPF port); the skipped directories "
                         "are kept as <run_id>.incomplete-<time>-skipped")
@@ -62,9 +67,11 @@ def run(args) -> int:
     resume_from = Path(args.resume_from) if args.resume_from else None
     if resume_from is not None and not (resume_from / "bundle.json").is_file():
         raise UserError(f"--resume-from {args.resume_from}: not a bundle (no bundle.json; made by mpcc bundle)")
+    if args.scheduler is not None and not args.scheduler.strip():
+        raise UserError("--scheduler needs an address, e.g. tcp://coordinator:8786")
     res = run_campaign(campaign, Path(args.campaign), out, args.backend, seed, jobs=args.jobs,
                        retry=args.retry_skipped, redo_contended_pct=args.redo_contended, experiments=experiments,
-                       resume_from=resume_from)
+                       resume_from=resume_from, scheduler=args.scheduler, profile=args.profile)
     print(f"{campaign.name}: {res.complete} completed, {res.skipped} skipped, {res.failed} failed, "
           f"{res.already} already done -> {out}", file=sys.stderr)
     return 1 if res.failed else 0

@@ -87,6 +87,7 @@ def run(args) -> int:
     name = _campaign_name(d)
     durations = sorted({float(x) for x in df["duration_s"].dropna()}) if len(df) else []
     paper = str(res["paper"].iloc[0]) if len(res) else "000"
+    hosts, effect = host_audit(d, df, args.seed)
     if args.json:
         expl = evidence_of(res)
         claims = []
@@ -99,12 +100,15 @@ def run(args) -> int:
                "duration_s": durations, "verdicts": verdicts, "headline_claims": int(len(head)),
                "sanity_verdicts": verdict_counts(sanity, VERDICTS),
                "substitute_verdicts": verdict_counts(subst, VERDICTS),
-               "explanation_kinds": {k: int(v) for k, v in kinds.items()}, "claims": claims}
+               "explanation_kinds": {k: int(v) for k, v in kinds.items()}, "hosts": host_json(hosts, effect),
+               "claims": claims}
         print(json.dumps(out, indent=1, allow_nan=False))
         return 0
     print(f"# scorecard of paper {paper} on campaign {name} ({d}): runs {counts['complete']} complete, "
           f"{counts['skipped']} skipped, {counts['incomplete']} incomplete, {counts['analysis_failed']} unreadable; "
           f"run length {', '.join(f'{x:g}' for x in durations) or '-'} s (paper: {PAPER_RUN_LENGTH.get(paper, '?')}); alpha {args.alpha:g}")
+    if effect is not None:   # which hosts recorded the runs, and whether goodput differs by host (docs/multi-host.md)
+        print(f"# {effect.line(args.alpha)}")
     w = max(len(c) for c in res["claim_id"]) if len(res) else 10
     for title, part in (("claims about the congestion controls (the headline)", head),
                         ("sanity checks (hold by construction of the testbed)", sanity),
@@ -127,3 +131,30 @@ def run(args) -> int:
 def verdict_counts(res, verdicts) -> dict:
     """Rows per verdict (every verdict named, zeros included)."""
     return {v: int((res["verdict"] == v).sum()) for v in verdicts}
+
+
+def host_audit(d: Path, df, seed: int):
+    """(the runs' hosts: ``analysis.dataset.run_hosts``, the host effect on goodput within configurations:
+    ``analysis.stats.host_effect``, None when the rows have no goodput column)."""
+    from analysis.dataset import run_hosts
+    from analysis.stats.host_effect import campaign_host_effect
+    hosts = run_hosts(d)
+    try:
+        effect = campaign_host_effect(df, hosts, seed=seed)
+    except ValueError:
+        effect = None
+    return hosts, effect
+
+
+def host_json(hosts, effect) -> dict:
+    """The scorecard JSON's ``hosts``: runs and kernels per recording host, and the host-effect test."""
+    recorded = {}
+    for h, g in hosts.dropna(subset=["host"]).groupby("host"):
+        recorded[str(h)] = {"runs": int(len(g)), "kernels": sorted(str(k) for k in g["kernel"].dropna().unique())}
+    out = {"recorded": recorded, "runs_without_host": int(hosts["host"].isna().sum())}
+    if effect is not None:
+        out["host_effect"] = {"value": effect.value, "unit": effect.unit, "configurations": effect.blocks,
+                              "mixed_configurations": effect.mixed, "statistic": _clean(effect.statistic),
+                              "p_value": _clean(effect.p_value), "n_perm": effect.n_perm,
+                              "median_spread_pct": _clean(effect.median_spread_pct)}
+    return out

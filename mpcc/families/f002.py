@@ -1,5 +1,7 @@
-"""Study 002: PCC Vivace (``pcc_vivace``, a BPF congestion control here: testbed/cc/pcc_vivace.bpf.c) vs TCP CUBIC for
-video streaming from one server to three clients through a shared link, with and without UDP background traffic.
+"""Study 002: PCC Vivace (``pcc_vivace``, a BPF port of PCC-Kernel's vivace module: testbed/cc/pcc_vivace.bpf.c) vs
+TCP CUBIC for video streaming from one server to three clients through a shared link, with and without UDP background
+traffic. Runs recorded before issue 30 ran the Vivace paper / PCC-Uspace controller under the name ``pcc_vivace`` (now
+``pcc_vivace_usp``); their meta.json ``cc_impl`` names the object (docs/pcc-vivace.md).
 
 Experiments = the paper's tests (its Table 2): ``test1`` (no background), ``test2``-``test4`` (10/20/30 MB/s on the
 paper's 1 Gbit/s link = 0.08/0.16/0.24 of capacity -> 8/16/24 Mbit/s on our 100 Mbit/s shared link) and ``test5``
@@ -29,7 +31,9 @@ SHARED_LINK_MBIT = 100
 # test -> (background Mbit/s on our 100 Mbit/s link: the paper's fraction of its 1 Gbit/s, duration s)
 TESTS = {"test1": (0, 220), "test2": (8, 220), "test3": (16, 220), "test4": (24, 220), "test5": (90, 10)}
 EXPERIMENTS = tuple(TESTS)
-CCS = ("cubic", "pcc_vivace", "reno", "bbr", "bic", "westwood", "westwood_e")   # capture_tools/run_streaming.sh
+# capture_tools/run_streaming.sh's list; pcc_vivace is the port of PCC-Kernel's vivace module, pcc_vivace_usp the Vivace
+# paper / PCC-Uspace controller that was pcc_vivace before issue 30 (docs/pcc-vivace.md)
+CCS = ("cubic", "pcc_vivace", "reno", "bbr", "bic", "westwood", "westwood_e", "pcc_vivace_usp")
 NUMERIC = {"background_mbps": (0, 1000, False), "video_kbps": (100, 50000, False), "duration_s": (1, 86400, True)}
 # the paper prints no durations for tests 1-4: its video lasts 3:40 (220 s), streamed whole; test 5 ran 10 s
 DEFAULTS = {"cc": ["cubic", "pcc_vivace"], "video_kbps": 3600}

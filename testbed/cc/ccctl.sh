@@ -208,7 +208,7 @@ cmd=${1:-}
 shift || usage
 case "$cmd" in
     status)
-        [[ $# -gt 0 ]] || set -- reno cubic bbr bic westwood westwood_e pcc_vivace
+        [[ $# -gt 0 ]] || set -- reno cubic bbr bic westwood westwood_e pcc_vivace pcc_vivace_usp
         for c in "$@"; do valid_cc "$c" || die "bad cc name '$c'"; done
         do_status "$@" ;;
     acquire|release)

@@ -1,731 +1,573 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * PCC Vivace as a BPF struct_ops congestion control, registered as "pcc_vivace".
+ * PCC Vivace as PCC-Kernel's vivace module computes it, as a BPF struct_ops congestion control registered as
+ * "pcc_vivace".
  *
- * Algorithm: M. Dong, T. Meng, D. Zarchy, E. Arslan, Y. Gilad, P. B. Godfrey, M. Schapira, "PCC Vivace:
- * Online-Learning Congestion Control", USENIX NSDI 2018.
- * Kernel structure followed: PCC-Kernel, src/tcp_pcc.c of https://github.com/PCCproject/PCC-Kernel (vivace branch,
- * commit ed39d0f0fa07e4a922e97dae0b531ccac8c976c9; Tomer Gilad, Nathan Jay, Nogah Frankel): a rate-based TCP CC that
- * implements .cong_control, paces with sk_pacing_rate (SK_PACING_NEEDED) and sets cwnd = 2 * rate * srtt.
- * The rate-control constants the paper leaves to the implementation (theta_0, m(tau), omega_0, delta, minimum rate and
- * minimum rate change) are those of the authors' reference implementation PCC-Uspace
- * (https://github.com/PCCproject/PCC-Uspace, src/pcc/pcc_vivace_sender.cpp and pcc_utility_manager.cpp), whose state
- * machine (STARTING / PROBING / DECISION_MADE) this file transcribes.
+ * A port of src/tcp_pcc.c of PCC-Kernel (github.com/PCCproject/PCC-Kernel, commit
+ * ed39d0f0fa07e4a922e97dae0b531ccac8c976c9, a Vivace version of the module; Tomer Gilad, Nathan Jay, Nogah Frankel;
+ * the file declares MODULE_LICENSE("Dual BSD/GPL")), the module that study 002 ran (its reference [5], "A PCC-Vivace
+ * Kernel Module for Congestion Control"; which commit the study built is not known: docs/pcc-kernel-vivace-spec.md
+ * section 1). This repository does not ship the module's code; testbed/cc/pcc-kernel/README.md says how to obtain the
+ * file. "tcp_pcc.c:N-M" below are line numbers in that file, and each function here names the module function whose
+ * results it computes. docs/pcc-kernel-vivace-spec.md specifies the module; docs/pcc-vivace.md lists what this port
+ * cannot do identically and its expected effect. The Vivace paper / PCC-Uspace controller that was registered as
+ * "pcc_vivace" before is testbed/cc/pcc_vivace_usp.bpf.c ("pcc_vivace_usp").
  *
- * What it does (one socket):
- * - Monitor intervals (MI): the sender paces at a target rate for one MI of max(srtt, 20 packets) of sending; the
- *   MI's results are the ACKs of the packets sent in it. An ACK's rate_sample.prior_delivered (tp->delivered when the
- *   newest (s)acked packet was sent) says which MI that packet was sent in, so every ACK is attributed exactly; an MI
- *   is complete when a packet sent after it is (s)acked. Between useful MIs the sender keeps the current rate
- *   ("non-useful" intervals of PCC-Uspace / the "wait" state of PCC-Kernel).
- * - Utility of an MI (the paper's latency-aware utility, x in Mbit/s = 10^6 bit/s):
- *       u(x) = x^t - b * x * dRTT/dT - c * x * L,    t = 0.9, b = 900, c = 11.35
- *   dRTT/dT is the least-squares slope of the MI's RTT samples (rate_sample.rtt_us) over their send times
- *   (ack time - RTT), after the noise filter (3, 4 below); L = lost / (lost + (s)acked) with the packets the ACKs
- *   of the MI newly marked lost.
- * - STARTING: one MI at a time; double the rate while the utility increases; on the first decrease go back to the
- *   last rate whose utility increased (= half the current one) and enter PROBING.
- * - PROBING: four MIs, two pairs at r(1+eps) and r(1-eps), eps = 0.05, each pair in random order. If both pairs
- *   agree on the direction, move: rate = r(1 +- eps) then one gradient step (below) and enter DECISION_MADE; if not,
- *   probe again at r.
- * - DECISION_MADE: one MI per step; keep moving in the same direction while the utility keeps improving in it (the
- *   PCC-Uspace test), each step Delta_r = m(tau) * theta_0 * gamma with gamma the utility gradient between this MI and
- *   the previous one; once it stops improving, step back once (with m = 1) and return to PROBING.
- * - Gradient step: gamma = Delta_u / Delta_x (utility per Mbit/s; in PROBING Delta_u is the mean over the two pairs of
- *   |u(r(1+eps)) - u(r(1-eps))| and Delta_x = 2 eps r), theta_0 = 1 (Mbit/s)^2 per unit utility.
- *   Confidence amplifier m(tau) = floor((tau + 1) / 2)^1.2, tau = consecutive steps in one direction (1 in PROBING).
- *   Dynamic change boundary: |Delta_r| <= omega * r, omega = omega_0 + k * delta, omega_0 = delta = 0.05; k + 1 each
- *   time the step was capped, k - 1 (not below 0) each time it was not, k = 0 on (re)entering PROBING.
- *   Steps are at least 0.5 Mbit/s and the rate at least 0.5 Mbit/s (PCC-Uspace kMinRateChange, kMinSendingRate);
- *   a rate at the minimum after a probing round restarts STARTING (as PCC-Uspace does).
- * - cwnd = max(4, 2 * rate * srtt / mss) so that the window never limits the paced rate (PCC-Kernel pcc_set_cwnd).
- *
- * Fixed point (no floats in BPF): rates in bytes/s (u64, as sk_pacing_rate); utilities in micro-units (s64,
- * utility * 10^6); dRTT/dT and L in parts per million (s64). x^0.9 is computed as 2^(0.9 * log2 x) with 65-entry
- * log2/exp2 tables and linear interpolation (pcc_vivace_fixed.h; max relative error 5.5e-5 measured, 1.05e-4 bound).
- * Signed divisions go through pv_sdiv (BPF before cpu v4 has no signed division).
- *
- * Simplifications and implementation choices (all also in docs/pcc-vivace.md, with measurements):
- * 1. x in the utility is the MI's target (pacing) rate, as PCC-Kernel uses interval->rate; the paper's x is the
- *    sending rate, which TCP pacing enforces unless the flow is application- or cwnd-limited (the cwnd never is).
- *    An application-limited flow is therefore not detected (PCC-Uspace's app-limited handling is not ported).
- * 2. dRTT/dT is the least-squares slope over the MI's per-ACK RTT samples (as PCC-Uspace); PCC-Kernel instead
- *    divides the change of srtt over the MI by the MI's duration.
- * 3. RTT-gradient noise filter: |dRTT/dT| < 0.03 counts as 0 (PCC-Kernel PCC_LAT_INFL_FILTER). Build with
- *    -DPV_USPACE_TOLERANCE for PCC-Uspace's rule instead (the slope counts only if it exceeds the fit's RMS
- *    residual / mean RTT; its RTT-trend history machinery is not ported).
- * 4. A negative dRTT/dT (a draining queue) counts as 0, as in PCC-Uspace (CalculateUtilityProportional); the
- *    paper's formula and PCC-Kernel let it raise the utility (PCC-Kernel outside STARTING only). Measured here, the
- *    reward for draining drove a single flow's rate down in cascades (to 70 % of the bottleneck) after every
- *    overshoot. Build with -DPV_KERNEL_NEGATIVE_GRADIENT for PCC-Kernel's behaviour.
- * 5. Losses are attributed to the MI whose packets the ACK that marked them (s)acked, not to the MI the lost packet
- *    was sent in (the kernel only reports a count per ACK); the two differ only for losses marked at an MI boundary.
- * 6. One useful MI at a time in STARTING and DECISION_MADE (PCC-Uspace CreateUsefulInterval, PCC-Kernel "wait"):
- *    decisions come every ~2 RTTs there, every ~5 RTTs in PROBING. Non-useful intervals run at the current rate.
- * 7. On an RTO (TCP_CA_Loss) the current round is dropped (its MIs' statistics are not trustworthy, as PCC-Kernel
- *    says); when the loss state ends the sender probes again at the current rate (after STARTING: at half of it).
- *    Fast-recovery losses are not special: they enter the utility through L.
- * 8. MI length: max(srtt, time of 20 packets at the MI's rate) (PCC-Uspace kMonitorIntervalDuration = 1 RTT,
- *    kMinimumPacketsPerInterval = 20), no randomisation. Megabit = 10^6 bit (PCC-Uspace uses 2^20).
- * 9. The initial rate is max(snd_cwnd, 10) * mss / srtt (PCC-Uspace: initial window / initial RTT); with
- *    100 ms for srtt when no RTT sample exists yet.
- * 10. .get_info is left out (BPF congestion controls may not implement it).
+ * Same results, this port's own code: every rule, constant and state variable of the module is here, with the
+ * module's types and integer arithmetic wherever they decide a value (C division truncating toward zero, u32
+ * truncations, unsigned wrap-around of the packet counters; the Makefile builds this file with -fwrapv, as Linux builds
+ * the module with -fno-strict-overflow). Names, structure and the way each rule is written are this port's: where the
+ * module computes a value it never uses, or writes a field that is overwritten before anyone reads it, the port leaves
+ * it out. tests/test_pcc_vivace_equivalence.py checks, event by event, that both compute the same socket outputs and
+ * the same state (field by field: the comments at struct vv_mi and struct vv_state give the module's names).
+ * Differences, all mechanical:
+ * 1. State: the module's struct pcc_data lives in a BPF_MAP_TYPE_SK_STORAGE map (struct vv_state), with its
+ *    2 x 4 intervals inline, instead of icsk_ca_priv plus a kzalloc()ed array (BPF cannot allocate; 8 intervals of 80
+ *    bytes do not fit the 104-byte icsk_ca_priv). The storage's existence stands for "intervals != NULL" in
+ *    pcc_valid(). Interval indices are masked with VV_MI_MASK (0..7, the size of the module's array) so that the
+ *    verifier sees them bounded; the module's indices never leave 0..3 (docs/pcc-vivace.md).
+ * 2. The utility function pointer (util_func, always the Vivace utility) is a direct call; the Allegro utility and
+ *    pcc_exp(), which the vivace version never calls, are not ported.
+ * 3. Signed 64-bit division goes through vv_sdiv() (C's truncation toward zero): BPF before cpu v4 has no signed
+ *    division instruction.
+ * 4. The module's one random byte (get_random_bytes()) is the low byte of bpf_get_prandom_u32().
+ * 5. tcp_packets_in_flight() (an inline of include/net/tcp.h) is re-implemented below.
+ * 6. The cmpxchg() on sk_pacing_status is a test and a store (.init runs with the socket locked).
+ * 7. Dropped: the printk() lines and the debug counters they print (id, decisions_count); the values the vivace
+ *    version computes and never uses (adjust_utility, prev_adjust_utility and extra_rate in pcc_decide_slow_start());
+ *    the unused field packets_sent; last_decision, which nothing in the module writes, so that it is always
+ *    PCC_RATE_UP (pcc_decide_moving() compares with it: here, "the new rate is higher"); the empty .cong_avoid,
+ *    .pkts_acked, .in_ack_event and .cwnd_event (a BPF congestion control needs only one of .cong_avoid and
+ *    .cong_control); .release (kfree of the intervals: the storage goes with the socket, and .init zeroes it as
+ *    kzalloc() does).
+ * 8. .cong_control reads only its first argument (struct sock *sk), as the module ignores the rate_sample: the
+ *    same object loads on 6.1 (.cong_control(sk, rs)) and >= 6.10 (.cong_control(sk, ack, flag, rs)).
+ * 9. Name "pcc_vivace" instead of "pcc", so that the module and the port can be registered side by side.
  */
 #include "tcp_ca_helpers.h"
-#include "pcc_vivace_fixed.h"
 
 char _license[] SEC("license") = "GPL";
 
-#define TCP_INFINITE_SSTHRESH	0x7fffffff
-#define USEC_PER_MSEC		1000ULL
+/* The module's constants (tcp_pcc.c:33-58, 236-237 are Allegro's), under this port's names. */
+#define VV_PROBE_MIS 4			/* PCC_INTERVALS: a probing round is two pairs of monitor intervals (MIs) */
+#define VV_NR_MI (2 * VV_PROBE_MIS)	/* the module allocates twice PCC_INTERVALS (tcp_pcc.c:729) */
+#define VV_MI_MASK (VV_NR_MI - 1)
+#define VV_PROBE_PCT 5			/* PCC_PROBING_EPS / PCC_PROBING_EPS_PART: probes at +-5 % */
+#define VV_MILLI 1000			/* PCC_SCALE: ratios, utilities and gradients are in thousandths */
+#define VV_MIN_RATE 1024u		/* PCC_RATE_MIN, bytes/s: the pacing floor */
+#define VV_START_RATE (VV_MIN_RATE * 512)	/* tcp_pcc.c:741: every flow starts at 524288 bytes/s */
+#define VV_FLOOR_PKTS 2			/* PCC_RATE_MIN_PACKETS_PER_RTT: a move never goes below 2 packets per srtt */
+#define VV_MI_MIN_SEGS 50		/* PCC_INTERVAL_MIN_PACKETS */
+#define VV_EDGE_PKTS 10			/* the literal 10 of tcp_pcc.c:630 and :702 (PCC_IGNORE_PACKETS is unused) */
+#define VV_GRAD_GAIN 25			/* PCC_GRAD_STEP_SIZE */
+#define VV_SWING_MAX 2			/* PCC_MAX_SWING_BUFFER */
+#define VV_LAT_NOISE 30			/* PCC_LAT_INFL_FILTER: |latency inflation| < 3 % counts as none */
+#define VV_GRAD_MIN_DIFF 20		/* PCC_MIN_RATE_DIFF_RATIO_FOR_GRAD: no gradient from rates < 2 % apart */
+#define VV_BOUND_MIN 100		/* PCC_MIN_CHANGE_BOUND */
+#define VV_BOUND_STEP 70		/* PCC_CHANGE_BOUND_STEP */
+#define VV_AMP_START 2			/* PCC_AMP_MIN */
+#define VV_LAT_COEF 900			/* utility coefficients, literals of tcp_pcc.c:314 */
+#define VV_LOSS_COEF 11
+#define VV_START_LOSS_IGNORE 100	/* tcp_pcc.c:311: while starting, loss below 10 % counts as none */
 
-/* Vivace utility: x^t - b x dRTT/dT - c x L, the paper's default parameters */
-#define PV_T_NUM		9	/* t = 0.9 = 9/10 */
-#define PV_T_DEN		10
-#define PV_B			900	/* b = 900 */
-#define PV_C_X100		1135	/* c = 11.35 */
-/* 10^6 / 1000^0.9: x^0.9 is computed with x in kbit/s, the utility wants x in Mbit/s and micro-units */
-#define PV_KBPS_TO_MBPS_POW_UU	1995262ULL	/* / 1000 */
-/* rate control */
-#define PV_EPS_PCT		5	/* epsilon = 0.05 (paper; PCC-Uspace kProbingStepSize) */
-#define PV_OMEGA0_PCT		5	/* omega_0 (PCC-Uspace kInitialMaxStepSize) */
-#define PV_DELTA_PCT		5	/* delta (PCC-Uspace kIncrementalStepSize) */
-#define PV_AMP_NUM		6	/* m(tau) exponent 1.2 = 6/5 (PCC-Uspace kRateChangeAmplifyExponent) */
-#define PV_AMP_DEN		5
-#define PV_MIN_RATE		(500000ULL / 8)	/* 0.5 Mbit/s in bytes/s (PCC-Uspace kMinSendingRate) */
-#define PV_MIN_CHANGE		(500000ULL / 8)	/* 0.5 Mbit/s (PCC-Uspace kMinRateChange) */
-#define PV_MAX_RATE		(1ULL << 40)	/* 8.8 Tbit/s: keeps every product below 2^63 */
-/* monitor intervals */
-#define PV_MI_MIN_PKTS		20	/* PCC-Uspace kMinimumPacketsPerInterval */
-#define PV_LAT_FILTER_PPM	30000	/* |dRTT/dT| < 0.03 -> 0 (PCC-Kernel PCC_LAT_INFL_FILTER = 30 / 1000) */
-#define PV_MAX_SAMPLES		32768	/* RTT samples per MI in the regression (keeps the sums below 2^57) */
-#define PV_T_CLAMP		(1LL << 21)	/* |t|, |rtt - rtt_0| clamp in us (2.1 s) for the same reason */
-#define PV_NMI			4	/* useful MIs per round: 4 in PROBING, 1 otherwise */
+/* The kernel's constants with the kernel's types: include/vdso/time64.h USEC_PER_MSEC and USEC_PER_SEC are signed
+ * long (tcp_ca_helpers.h's USEC_PER_SEC is unsigned; the module's signed divisions need the signed one). */
+#define VV_USEC_PER_MSEC 1000LL
+#define VV_USEC_PER_SEC 1000000LL
+#define TCP_INFINITE_SSTHRESH 0x7fffffff
+#define VV_S64_MIN (-(__s64)(~0ULL >> 1) - 1)
 
-enum pv_mode { PV_STARTING, PV_PROBING, PV_DECISION_MADE };
-
-struct pv_mi {
-	__u64 rate;		/* target rate of the MI, bytes/s */
-	__u64 t_start;		/* tcp_mstamp (us) when its sending started */
-	__u32 d_start;		/* tp->delivered when its sending started */
-	__u32 d_end;		/* tp->delivered when its sending ended (valid once ended) */
-	__u32 acked;		/* packets (s)acked by ACKs attributed to the MI */
-	__u32 lost;		/* packets those ACKs marked lost */
-	__u32 n;		/* RTT samples in the regression */
-	__u8 ended;		/* sending done */
-	__u8 done;		/* all its ACKs seen, utility valid */
-	__u8 pad[2];
-	__s64 t0, y0;		/* first sample's send time and RTT (us): the sums are taken relative to them */
-	__s64 st, sy, stt, sty, syy;	/* regression sums of t, y, t^2, t*y, y^2 */
-	/* results (once done) */
-	__s64 g_raw_ppm;	/* least-squares dRTT/dT, ppm */
-	__s64 msr;		/* mean squared residual of the fit, us^2 */
-	__s64 avg_rtt;		/* mean RTT of the samples, us */
-	__s64 g_ppm;		/* dRTT/dT that entered the utility (after the noise filter), ppm */
-	__s64 utility;		/* micro-units */
+/* One monitor interval: the module's struct pcc_interval (tcp_pcc.c:68-86); its field names in brackets. */
+struct vv_mi {
+	__u64 target;		/* [rate] the rate it is paced at, bytes/s */
+	__s64 ack_t0, ack_t1;	/* [recv_start, recv_end] tcp_mstamp at its first and latest counted ACK, us */
+	__s64 tx_t0, tx_t1;	/* [send_start, send_end] tcp_mstamp when it started and stopped sending */
+	__s64 srtt0, srtt1;	/* [start_rtt, end_rtt] srtt (us) at its first and latest counted ACK */
+	__u32 segs_from;	/* [packets_sent_base] data_segs_out when it started, at least 1 (0: not started) */
+	__u32 segs_to;		/* [packets_ended] data_segs_out when it stopped sending (0: still sending) */
+	__s64 utility;		/* [utility] */
+	__u32 lost;		/* [lost] segments marked lost while it collected */
+	__u32 delivered;	/* [delivered] segments delivered while it collected */
 };
 
-struct pv {
-	__u64 rate;		/* the central sending rate r, bytes/s (PCC-Uspace sending_rate_) */
-	__u64 latest_rate;	/* PCC-Uspace latest_utility_info_: the rate ... */
-	__s64 latest_util;	/* ... and utility the next MI is compared with */
-	__u32 probe_order;	/* random bits: order of each probing pair */
-	__u8 mode;		/* enum pv_mode */
-	__u8 rounds;		/* PCC-Uspace rounds_: tau for the confidence amplifier */
-	__u8 k;			/* dynamic change boundary: omega = omega_0 + k * delta */
-	__s8 dir;		/* +1 increase, -1 decrease (DECISION_MADE) */
-	__u8 n_planned;		/* useful MIs in this round */
-	__u8 n_started;		/* ... started so far */
-	__u8 n_done;		/* ... complete so far */
-	__u8 sending;		/* a useful MI (index n_started - 1) is being sent */
-	__u8 in_loss;		/* TCP_CA_Loss: statistics suspended */
-	__u8 have_latest;
-	__u8 pad[6];
-	struct pv_mi mi[PV_NMI];
+/* The per-socket state: the module's struct pcc_data (tcp_pcc.c:89-121) without the fields of difference 7. */
+struct vv_state {
+	struct vv_mi mi[VV_NR_MI];	/* [intervals] */
+	int tx_mi;			/* [send_index] the MI being sent */
+	int rx_mi;			/* [recive_index] the MI collecting ACKs */
+	__s64 rate;			/* [rate] bytes/s */
+	__s64 prev_rate;		/* [last_rate] */
+	bool starting;			/* [start_mode] */
+	bool moving;			/* [moving] following the gradient */
+	bool in_loss;			/* [loss_state] between an RTO and the end of TCP_CA_Loss */
+	bool idle;			/* [wait] no MI is being sent: pace at .rate */
+	__u32 lost_seen;		/* [lost_base] tp->lost at the previous ACK */
+	__u32 delivered_seen;		/* [delivered_base] tp->delivered at the previous ACK */
+	__u32 counted;			/* [packets_counted] tp->delivered + tp->lost - .spare */
+	__u32 spare;			/* [spare] what the loss episodes took out of that count */
+	__s32 amp;			/* [amplifier] */
+	__s32 swing;			/* [swing_buffer] */
+	__s32 bound;			/* [change_bound] largest change per step, in thousandths of the rate */
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct pv);
+	__type(value, struct vv_state);
 } pcc_vivace_state SEC(".maps");
 
-#ifdef PV_DEBUG
-/* development only (not built by the Makefile): every decision into an array, read with bpftool map dump */
-#define PV_LOG_N 4096
-struct pv_log {
-	__u64 t, rate_before, rate_after;
-	__u64 mi_rate[PV_NMI];
-	__s64 u[PV_NMI], g[PV_NMI], graw[PV_NMI], err[PV_NMI], avg[PV_NMI];
-	__u32 n[PV_NMI], acked[PV_NMI], lost[PV_NMI];
-	__u32 mode_before, mode_after, k, rounds;
-	__s32 dir;
-	__u32 pad;
-};
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, PV_LOG_N);
-	__type(key, __u32);
-	__type(value, struct pv_log);
-} pv_log SEC(".maps");
-__u32 pv_log_idx;
-#endif
-
-static __always_inline __s64 pv_abs(__s64 a)
+/* Difference 3: n / d as C computes it for signed 64-bit values (the quotient truncated toward zero), for BPF without
+ * the cpu-v4 sdiv instruction. The module never divides by zero (every divisor is tested there, or is a constant, a
+ * rate or an RTT that is never 0); BPF would give 0 where the kernel would trap. */
+static __always_inline __s64 vv_sdiv(__s64 n, __s64 d)
 {
-	return a < 0 ? -a : a;
+	__u64 abs_n = n < 0 ? 0 - (__u64)n : (__u64)n;
+	__u64 abs_d = d < 0 ? 0 - (__u64)d : (__u64)d;
+	__u64 q = abs_n / abs_d;
+
+	return (n < 0) == (d < 0) ? (__s64)q : (__s64)(0 - q);
 }
 
-/* signed division without the BPF cpu-v4 sdiv instruction; b == 0 gives 0 */
-static __always_inline __s64 pv_sdiv(__s64 a, __s64 b)
+/* -bound < v < bound: the module's test "v < bound && v > -1 * bound" (false for every v when bound <= 0) */
+static __always_inline bool vv_inside(__s64 v, __s64 bound)
 {
-	__u64 q, ua = (__u64)pv_abs(a), ub = (__u64)pv_abs(b);
-
-	if (!ub)
-		return 0;
-	q = ua / ub;
-	return ((a < 0) != (b < 0)) ? -(__s64)q : (__s64)q;
+	return v > -bound && v < bound;
 }
 
-static __always_inline __u32 pv_srtt_us(const struct tcp_sock *tp)
+/* Difference 5: include/net/tcp.h tcp_packets_in_flight(), "packets_out - tcp_left_out(tp) + retrans_out" */
+static __always_inline unsigned int tcp_packets_in_flight(const struct tcp_sock *tp)
 {
-	return tp->srtt_us ? max(tp->srtt_us >> 3, 1U) : 0;
+	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
 }
 
-static __always_inline void pv_new_round(struct pv *pv, __u8 mode)
+/* pcc_get_rtt() (tcp_pcc.c:126-137): srtt in us, at least 1; 1 ms while the socket has no RTT sample */
+static __always_inline __u32 vv_rtt_us(const struct tcp_sock *tp)
 {
-	int i;
+	__u32 us = tp->srtt_us >> 3;
 
-	pv->mode = mode;
-	pv->n_planned = mode == PV_PROBING ? PV_NMI : 1;
-	pv->n_started = 0;
-	pv->n_done = 0;
-	pv->sending = 0;
-	pv->probe_order = bpf_get_prandom_u32();
-	for (i = 0; i < PV_NMI; i++) {
-		pv->mi[i].ended = 0;
-		pv->mi[i].done = 0;
-	}
+	if (!tp->srtt_us)
+		return VV_USEC_PER_MSEC;
+	return us ? us : 1;
 }
 
-/* Least-squares line through the MI's RTT samples over their send times: the slope dRTT/dT (ppm), the mean RTT
- * and the mean squared residual (us^2), from which PCC-Uspace's rtt_gradient_error = RMS residual / mean RTT. */
-static __always_inline void pv_rtt_fit(struct pv_mi *mi)
-{
-	__s64 n = mi->n, a, b, cov, var, syy, g, expl, ssr, avg;
-	int i;
-
-	mi->g_raw_ppm = 0;
-	mi->msr = 0;
-	mi->avg_rtt = 0;
-	if (n < 2)
-		return;
-	a = pv_sdiv(mi->st, n);		/* ~ mean t, mean y: any a, b give exact centred sums below */
-	b = pv_sdiv(mi->sy, n);
-	cov = mi->sty - a * mi->sy - b * mi->st + n * a * b;
-	var = mi->stt - 2 * a * mi->st + n * a * a;
-	syy = mi->syy - 2 * b * mi->sy + n * b * b;
-	for (i = 0; i < 24; i++) {	/* keep cov * 10^6 in 62 bits */
-		if (pv_abs(cov) < (1LL << 42))
-			break;
-		cov >>= 1;
-		var >>= 1;
-	}
-	if (var <= 0)
-		return;
-	g = pv_sdiv(cov * 1000000, var);
-	if (g > 1000000)
-		g = 1000000;
-	if (g < -1000000)
-		g = -1000000;
-	/* residual sum of squares = syy - cov^2 / var = syy - g * cov */
-	expl = pv_sdiv(g * cov, 1000000) << i;
-	ssr = syy - expl;
-	if (ssr < 0)
-		ssr = 0;
-	avg = mi->y0 + b;
-	if (avg < 1)
-		avg = 1;
-	mi->g_raw_ppm = g;
-	mi->msr = (__s64)((__u64)ssr / (__u64)n);
-	mi->avg_rtt = avg;
-}
-
-/* Vivace utility of a complete MI, micro-units */
-static __always_inline __s64 pv_utility(const struct pv *pv, struct pv_mi *mi)
-{
-	__s64 x_kbps = (__s64)(mi->rate * 8 / 1000), g_ppm, l_ppm = 0, u;
-	__u32 total = mi->acked + mi->lost;
-
-	(void)pv;	/* only the PV_KERNEL_NEGATIVE_GRADIENT variant looks at the mode */
-	if (x_kbps < 1)
-		x_kbps = 1;
-	/* x^0.9 with x in Mbit/s, in micro-units */
-	u = (__s64)((pv_pow_q16(x_kbps, PV_T_NUM, PV_T_DEN) * PV_KBPS_TO_MBPS_POW_UU / 1000) >> 16);
-	pv_rtt_fit(mi);
-	g_ppm = mi->g_raw_ppm;
-#ifndef PV_USPACE_TOLERANCE
-	/* PCC-Kernel: |dRTT/dT| below PCC_LAT_INFL_FILTER (0.03) is noise */
-	if (pv_abs(g_ppm) < PV_LAT_FILTER_PPM)
-		g_ppm = 0;
-#else
-	{
-		/* alternative (docs/pcc-vivace.md): PCC-Uspace DetermineToleranceGeneral, the gradient counts only if
-		 * it exceeds the fit's error, |g| > RMS residual / mean RTT <=> (|g| * mean RTT)^2 > mean sq. residual */
-		__s64 d = pv_abs(g_ppm) * mi->avg_rtt / 1000000;
-
-		if (d * d <= mi->msr)
-			g_ppm = 0;
-	}
-#endif
-#ifdef PV_KERNEL_NEGATIVE_GRADIENT
-	if (pv->mode == PV_STARTING && g_ppm < 0)	/* PCC-Kernel: negative gradients count except in STARTING */
-		g_ppm = 0;
-#else
-	if (g_ppm < 0)		/* PCC-Uspace: a falling RTT (a draining queue) earns nothing */
-		g_ppm = 0;
-#endif
-	mi->g_ppm = g_ppm;
-	if (total)
-		l_ppm = (__s64)((__u64)mi->lost * 1000000 / total);
-	/* b * x[Mbit/s] * g * 10^6 = 900 * x_kbps * g_ppm / 1000 */
-	u -= pv_sdiv(PV_B * x_kbps * g_ppm, 1000);
-	/* c * x[Mbit/s] * L * 10^6 = 11.35 * x_kbps * l_ppm / 1000 */
-	u -= (__s64)((__u64)(PV_C_X100 * x_kbps) * (__u64)l_ppm / 100000);
-	return u;
-}
-
-/* PCC-Uspace ComputeRateChange: bytes/s. delta_u micro-units, delta_x bytes/s (> 0) */
-static __always_inline __u64 pv_rate_change(struct pv *pv, __s64 delta_u, __u64 delta_x, int amplify)
-{
-	__u64 dx_kbps = delta_x * 8 / 1000, change_kbps = 0, change, bound;
-	__u32 m;
-
-	/* gamma [utility per Mbit/s] = (du / 10^6) / (dx_kbps / 10^3); change [Mbit/s] = theta_0 * gamma with
-	 * theta_0 = 1, i.e. change_kbps = 10^3 * gamma = du / dx_kbps */
-	if (dx_kbps && delta_u > 0)
-		change_kbps = (__u64)delta_u / dx_kbps;
-	change = min(change_kbps * 125, PV_MAX_RATE);	/* kbit/s -> bytes/s */
-	if (amplify) {
-		/* m(tau) = floor((tau + 1) / 2)^1.2 */
-		m = ((__u32)pv->rounds + 1) / 2;
-		if (m < 1)
-			m = 1;
-		if (m > 64)
-			m = 64;
-		change = change * pv_pow_q16(m, PV_AMP_NUM, PV_AMP_DEN) >> 16;
-	} else {
-		pv->k = 0;
-	}
-	bound = pv->rate * (PV_OMEGA0_PCT + PV_DELTA_PCT * (__u64)pv->k) / 100;
-	if (change > bound) {
-		change = bound;
-		if (pv->k < 255)
-			pv->k++;
-	} else if (pv->k > 0) {
-		pv->k--;
-	}
-	return max(change, PV_MIN_CHANGE);
-}
-
-/* PCC-Uspace: is the higher rate of pair (i, i+1) the better one? */
-static __always_inline int pv_pair_increase(const struct pv *pv, int i)
-{
-	const struct pv_mi *a = &pv->mi[i & 3], *b = &pv->mi[(i + 1) & 3];
-
-	return a->utility > b->utility ? a->rate > b->rate : a->rate < b->rate;
-}
-
-static __always_inline void pv_enter_probing(struct pv *pv)
-{
-	pv->rounds = 1;
-	pv_new_round(pv, PV_PROBING);
-}
-
-/* PCC-Uspace EnterDecisionMade: move by one gradient step in pv->dir */
-static __always_inline void pv_step(struct pv *pv, __s64 delta_u, __u64 delta_x, int amplify)
-{
-	__u64 change = pv_rate_change(pv, delta_u, delta_x, amplify);
-
-	if (pv->dir > 0)
-		pv->rate += change;
-	else
-		pv->rate = pv->rate > change ? pv->rate - change : 0;
-	if (pv->rate < PV_MIN_RATE) {
-		pv->rate = PV_MIN_RATE;
-		pv->k = 0;
-		pv_enter_probing(pv);
-	} else {
-		pv_new_round(pv, PV_DECISION_MADE);
-	}
-}
-
-static __always_inline void pv_decide_mode(struct pv *pv);
-
-/* all useful MIs of the round are complete: the rate decision */
-static __always_inline void pv_decide(struct pv *pv)
-{
-	pv_decide_mode(pv);
-	if (pv->rate > PV_MAX_RATE)
-		pv->rate = PV_MAX_RATE;
-}
-
-static __always_inline void pv_decide_mode(struct pv *pv)
-{
-	struct pv_mi *mi0 = &pv->mi[0];
-	__s64 u = mi0->utility, du;
-	__u64 r = mi0->rate, dx;
-	int inc0, inc1, cont;
-
-	if (pv->mode == PV_STARTING) {
-		if (!pv->have_latest || u > pv->latest_util) {
-			pv->latest_rate = r;
-			pv->latest_util = u;
-			pv->have_latest = 1;
-			pv->rate = r * 2;
-			if (pv->rounds < 255)
-				pv->rounds++;
-			pv_new_round(pv, PV_STARTING);
-		} else {
-			/* back to half the rate (the last rate whose utility increased), then learn */
-			pv->rate = max(pv->rate / 2, PV_MIN_RATE);
-			pv->k = 0;
-			pv_enter_probing(pv);
-		}
-		return;
-	}
-
-	if (pv->mode == PV_PROBING) {
-		inc0 = pv_pair_increase(pv, 0);
-		inc1 = pv_pair_increase(pv, 2);
-		if (inc0 != inc1) {
-			/* inconclusive: probe again around the same rate */
-			if (pv->rounds < 255)
-				pv->rounds++;
-			pv_new_round(pv, PV_PROBING);
-		} else {
-			pv->dir = inc0 ? 1 : -1;
-			/* the better MI of the (last) agreeing pair is what the next MI is compared with */
-			if (pv->mi[2].utility > pv->mi[3].utility) {
-				pv->latest_rate = pv->mi[2].rate;
-				pv->latest_util = pv->mi[2].utility;
-			} else {
-				pv->latest_rate = pv->mi[3].rate;
-				pv->latest_util = pv->mi[3].utility;
-			}
-			pv->have_latest = 1;
-			/* from r to r(1 +- eps), then the gradient step; gamma from both pairs */
-			pv->rate = pv->rate * (100 + pv->dir * PV_EPS_PCT) / 100;
-			pv->rounds = 1;
-			du = (__s64)(((__u64)pv_abs(pv->mi[0].utility - pv->mi[1].utility) +
-				      (__u64)pv_abs(pv->mi[2].utility - pv->mi[3].utility)) / 2);
-			dx = pv->mi[0].rate > pv->mi[1].rate ? pv->mi[0].rate - pv->mi[1].rate :
-							       pv->mi[1].rate - pv->mi[0].rate;
-			pv_step(pv, du, dx, 0);
-		}
-		if ((pv->rounds > 1 || pv->mode == PV_DECISION_MADE) && pv->rate <= PV_MIN_RATE) {
-			pv->rate = PV_MIN_RATE;
-			pv->k = 0;
-			pv->rounds = 1;
-			pv_new_round(pv, PV_STARTING);
-		}
-		return;
-	}
-
-	/* DECISION_MADE: PCC-Uspace's test whether the utility still improves in the direction of movement */
-	cont = pv->dir > 0 ? ((u > pv->latest_util && r > pv->latest_rate) || (u < pv->latest_util && r < pv->latest_rate))
-			   : ((u > pv->latest_util && r < pv->latest_rate) || (u < pv->latest_util && r > pv->latest_rate));
-	du = pv_abs(u - pv->latest_util);
-	dx = r > pv->latest_rate ? r - pv->latest_rate : pv->latest_rate - r;
-	if (cont) {
-		if (pv->rounds < 255)
-			pv->rounds++;
-		pv_step(pv, du, dx, 1);
-		pv->latest_rate = r;
-		pv->latest_util = u;
-	} else {
-		/* step back once (amplifier 1) and learn again */
-		__u64 change;
-
-		pv->rounds = 1;
-		change = pv_rate_change(pv, du, dx, 1);
-		if (pv->dir > 0)
-			pv->rate = pv->rate > change ? pv->rate - change : 0;
-		else
-			pv->rate += change;
-		if (pv->rate < PV_MIN_RATE) {
-			pv->rate = PV_MIN_RATE;
-			pv->k = 0;
-		}
-		pv_enter_probing(pv);
-	}
-}
-
-/* The heavy parts are global BPF functions: the verifier checks each once instead of once per call site and loop
- * iteration. (The verifier treats a global function's pointer argument as possibly NULL.) */
-
-/* all ACKs of MI i are in: its utility */
-__attribute__((noinline)) int pv_mi_done(struct pv *pv, __u32 i)
-{
-	struct pv_mi *mi;
-
-	if (!pv)
-		return 0;
-	mi = &pv->mi[i & 3];
-	mi->done = 1;
-	mi->utility = pv_utility(pv, mi);
-	pv->n_done++;
-	return 0;
-}
-
-/* every useful MI of the round is done: the rate decision */
-__attribute__((noinline)) int pv_round_done(struct pv *pv, __u64 now)
-{
-#ifdef PV_DEBUG
-	struct pv_log *l;
-	__u32 key;
-	int i;
-#endif
-
-	(void)now;	/* PV_DEBUG's log only */
-	if (!pv)
-		return 0;
-#ifdef PV_DEBUG
-	key = pv_log_idx++ % PV_LOG_N;
-	l = bpf_map_lookup_elem(&pv_log, &key);
-	if (l) {
-		l->t = now;
-		l->rate_before = pv->rate;
-		l->mode_before = pv->mode;
-		for (i = 0; i < PV_NMI; i++) {
-			l->mi_rate[i] = pv->mi[i].rate;
-			l->u[i] = pv->mi[i].utility;
-			l->g[i] = pv->mi[i].g_ppm;
-			l->graw[i] = pv->mi[i].g_raw_ppm;
-			l->err[i] = pv->mi[i].msr;
-			l->avg[i] = pv->mi[i].avg_rtt;
-			l->n[i] = pv->mi[i].n;
-			l->acked[i] = pv->mi[i].acked;
-			l->lost[i] = pv->mi[i].lost;
-		}
-	}
-#endif
-	pv_decide(pv);
-#ifdef PV_DEBUG
-	if (l) {
-		l->rate_after = pv->rate;
-		l->mode_after = pv->mode;
-		l->k = pv->k;
-		l->rounds = pv->rounds;
-		l->dir = pv->dir;
-	}
-#endif
-	return 1;
-}
-
-/* attribute an ACK to the MI its newest (s)acked packet was sent in; complete MIs */
-static __always_inline void pv_on_ack(struct pv *pv, const struct rate_sample *rs, __u64 now)
-{
-	__u32 p = rs->prior_delivered, acked = rs->acked_sacked, done = 0;
-	__s32 losses = rs->losses;
-	long rtt = rs->rtt_us;
-	int i;
-
-	if (!rs->prior_mstamp || !acked)
-		return;
-	for (i = 0; i < PV_NMI; i++) {
-		struct pv_mi *mi = &pv->mi[i];
-
-		if (i >= pv->n_started || mi->done)
-			continue;
-		if ((__s32)(p - mi->d_start) < 0)
-			continue;
-		if (mi->ended && (__s32)(p - mi->d_end) >= 0) {
-			/* a packet sent after the MI was (s)acked: its results are in */
-			done |= 1U << i;
-			continue;
-		}
-		mi->acked += acked;
-		if (losses > 0)
-			mi->lost += losses;
-		if (rtt > 0 && mi->n < PV_MAX_SAMPLES) {
-			__s64 t = (__s64)(now - (__u64)rtt), y = rtt, dt, dy;
-
-			if (!mi->n) {
-				mi->t0 = t;
-				mi->y0 = y;
-			}
-			dt = t - mi->t0;
-			dy = y - mi->y0;
-			if (dt > PV_T_CLAMP)
-				dt = PV_T_CLAMP;
-			if (dt < -PV_T_CLAMP)
-				dt = -PV_T_CLAMP;
-			if (dy > PV_T_CLAMP)
-				dy = PV_T_CLAMP;
-			if (dy < -PV_T_CLAMP)
-				dy = -PV_T_CLAMP;
-			mi->n++;
-			mi->st += dt;
-			mi->sy += dy;
-			mi->stt += dt * dt;
-			mi->sty += dt * dy;
-			mi->syy += dy * dy;
-		}
-		break;	/* the packet belongs to one MI */
-	}
-	for (i = 0; i < PV_NMI; i++)
-		if (done & (1U << i))
-			pv_mi_done(pv, i);
-	if (pv->n_planned && pv->n_done >= pv->n_planned)
-		pv_round_done(pv, now);
-}
-
-static __always_inline __u64 pv_probe_rate(const struct pv *pv, int j)
-{
-	/* pair j/2 in order (high, low) or (low, high) */
-	int high = ((j & 1) == 0) == !((pv->probe_order >> (j >> 1)) & 1);
-
-	return pv->rate * (100 + (high ? PV_EPS_PCT : -PV_EPS_PCT)) / 100;
-}
-
-/* end the MI being sent when it is long enough, start the next useful one */
-static __always_inline void pv_send_side(struct pv *pv, const struct tcp_sock *tp, const struct rate_sample *rs,
-					 __u64 now)
-{
-	__u32 mss = tp->mss_cache ? tp->mss_cache : 1460, srtt = pv_srtt_us(tp);
-	int j;
-
-	if (pv->sending) {
-		j = (pv->n_started - 1) & 3;
-		struct pv_mi *mi = &pv->mi[j];
-		__u64 dur = srtt, pkts_us = mi->rate ? (__u64)PV_MI_MIN_PKTS * mss * 1000000 / mi->rate : 0;
-
-		dur = max(dur, pkts_us);
-		/* end only on an ACK that delivered something: every packet sent before it then has
-		 * tx.delivered < d_end, every packet sent after it >= d_end */
-		if (now - mi->t_start >= dur && rs->acked_sacked && tp->delivered != mi->d_start) {
-			mi->d_end = tp->delivered;
-			mi->ended = 1;
-			pv->sending = 0;
-		}
-	}
-	if (!pv->sending && pv->n_started < pv->n_planned && pv->n_started < PV_NMI) {
-		j = pv->n_started & 3;
-		struct pv_mi *mi = &pv->mi[j];
-
-		__builtin_memset(mi, 0, sizeof(*mi));
-		mi->rate = pv->mode == PV_PROBING ? pv_probe_rate(pv, j) : pv->rate;
-		mi->d_start = tp->delivered;
-		mi->t_start = now;
-		pv->n_started++;
-		pv->sending = 1;
-	}
-}
-
-/* pacing rate of the MI being sent (else the central rate) and a cwnd that does not limit it */
-static __always_inline void pv_apply(struct sock *sk, struct pv *pv)
+/* pcc_set_cwnd() (tcp_pcc.c:139-155): twice the pacing rate's bytes per srtt, in segments, at least 4, then truncated
+ * to u32 and capped by snd_cwnd_clamp. The products and quotients are u64, in the module's order. */
+static __always_inline void vv_fit_cwnd(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	__u64 rate = pv->rate, cwnd;
-	__u32 srtt = pv_srtt_us(tp), mss = tp->mss_cache ? tp->mss_cache : 1460;
+	__u64 segs = (__u64)sk->sk_pacing_rate * vv_rtt_us(tp) / tp->mss_cache / USEC_PER_SEC * 2;
+	__u32 w;
 
-	if (pv->sending && pv->n_started > 0)
-		rate = pv->mi[(pv->n_started - 1) & 3].rate;
-	rate = max(rate, PV_MIN_RATE);
-	rate = min(rate, PV_MAX_RATE);
-	rate = min(rate, (__u64)sk->sk_max_pacing_rate);
-	sk->sk_pacing_rate = rate;
-	if (!srtt)
-		srtt = USEC_PER_MSEC;
-	cwnd = rate / mss * srtt / USEC_PER_SEC * 2;
-	cwnd = max(cwnd, 4ULL);
-	cwnd = min(cwnd, (__u64)tp->snd_cwnd_clamp);
-	tp->snd_cwnd = (__u32)cwnd;
+	if (segs < 4)
+		segs = 4;
+	w = (__u32)segs;
+	tp->snd_cwnd = w < tp->snd_cwnd_clamp ? w : tp->snd_cwnd_clamp;
 }
 
-SEC("struct_ops/pcc_vivace_init")
-void BPF_PROG(pcc_vivace_init, struct sock *sk)
+/* pcc_valid() (tcp_pcc.c:158-162); the storage stands for the module's intervals array (difference 1) */
+static __always_inline bool vv_valid(const struct vv_state *st)
+{
+	return st && st->mi[0].target;
+}
+
+/* pcc_setup_intervals_probing() (tcp_pcc.c:168-198): a probing round of two pairs around .rate, r * 105 / 100 and
+ * r * 95 / 100 (s64 products, u64 quotients); bit p of one random byte puts the lower rate first in pair p. */
+static __always_inline void vv_arm_probes(struct vv_state *st)
+{
+	__u64 above = (__u64)(st->rate * (100 + VV_PROBE_PCT)) / 100;
+	__u64 below = (__u64)(st->rate * (100 - VV_PROBE_PCT)) / 100;
+	__u32 coin = bpf_get_prandom_u32();	/* difference 4: bits 0 and 1 are used */
+	int p;
+
+	for (p = 0; p < VV_PROBE_MIS / 2; p++) {
+		struct vv_mi *lead = &st->mi[2 * p];
+		struct vv_mi *next = &st->mi[2 * p + 1];
+		bool lower_first = (coin >> p) & 1;
+
+		lead->target = lower_first ? below : above;
+		next->target = lower_first ? above : below;
+		lead->segs_from = 0;
+		next->segs_from = 0;
+	}
+	st->tx_mi = 0;
+	st->rx_mi = 0;
+	st->idle = false;
+}
+
+/* pcc_setup_intervals_moving() (tcp_pcc.c:200-208): a single MI at .rate */
+static __always_inline void vv_arm_move(struct vv_state *st)
+{
+	st->mi[0].target = st->rate;
+	st->mi[0].segs_from = 0;
+	st->tx_mi = 0;
+	st->rx_mi = 0;
+	st->idle = false;
+}
+
+/* start_interval() (tcp_pcc.c:210-231): unless idle, the MI at tx_mi starts sending now and sets the rate; otherwise
+ * .rate does. The pacing rate is that rate, at least the floor and at most SO_MAX_PACING_RATE; then cwnd follows. */
+static __always_inline void vv_pace(struct sock *sk, struct vv_state *st)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	struct pv *pv;
-	__u32 srtt = pv_srtt_us(tp), mss = tp->mss_cache ? tp->mss_cache : 1460;
+	__u64 bps = st->rate;
 
-	pv = bpf_sk_storage_get(&pcc_vivace_state, sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!pv)
+	if (!st->idle) {
+		struct vv_mi *mi = &st->mi[st->tx_mi & VV_MI_MASK];
+
+		mi->segs_from = tp->data_segs_out ? tp->data_segs_out : 1;
+		mi->segs_to = 0;
+		mi->lost = 0;
+		mi->delivered = 0;
+		mi->tx_t0 = tp->tcp_mstamp;
+		bps = mi->target;
+	}
+	if (bps < VV_MIN_RATE)
+		bps = VV_MIN_RATE;
+	if (bps > sk->sk_max_pacing_rate)
+		bps = sk->sk_max_pacing_rate;
+	sk->sk_pacing_rate = bps;
+	vv_fit_cwnd(sk);
+}
+
+/* pcc_calc_utility_vivace() (tcp_pcc.c:266-322), in s64. In real units u = x (1 - 900 dRTT/dT - 11 L), x the MI's
+ * target rate in bytes/s; dRTT/dT the change of srtt over the MI's ACKs divided by its sending time (in thousandths),
+ * counted as 0 when the srtt change is under two packets' time at the MI's goodput, and when under 3 %; L = lost /
+ * (lost + delivered) in thousandths. While starting, a negative dRTT/dT and L under 10 % count as 0. An MI that
+ * delivered nothing has utility 0. */
+static __always_inline void vv_utility(const struct vv_state *st, struct vv_mi *mi, const struct sock *sk)
+{
+	__s64 mss = tcp_sk(sk)->mss_cache;
+	__s64 dlv = mi->delivered;
+	__s64 lost = mi->lost;
+	__s64 x = mi->target;
+	__s64 tx_us = mi->tx_t1 - mi->tx_t0;
+	__s64 rx_us = mi->ack_t1 - mi->ack_t0;
+	__s64 d_srtt = mi->srtt1 - mi->srtt0;
+	__s64 goodput = 0, two_pkts_us = 0, infl = 0, loss;
+
+	if (!dlv) {
+		mi->utility = 0;
 		return;
-	__builtin_memset(pv, 0, sizeof(*pv));
-	if (!srtt)
-		srtt = 100 * USEC_PER_MSEC;
-	pv->rate = (__u64)max(tp->snd_cwnd, 10U) * mss * USEC_PER_SEC / srtt;
-	pv->rate = max(pv->rate, PV_MIN_RATE);
-	pv->rounds = 1;
-	pv->dir = 1;
-	pv_new_round(pv, PV_STARTING);
-	tp->snd_ssthresh = TCP_INFINITE_SSTHRESH;
-	if (sk->sk_pacing_status == SK_PACING_NONE)
+	}
+	if (rx_us > 0)
+		goodput = vv_sdiv(VV_USEC_PER_SEC * dlv * mss, rx_us);
+	if (goodput > 0)
+		two_pkts_us = vv_sdiv(2 * VV_USEC_PER_SEC * mss, goodput);
+	if (tx_us > 0 && !vv_inside(d_srtt, two_pkts_us))
+		infl = vv_sdiv(VV_MILLI * d_srtt, tx_us);
+	if (vv_inside(infl, VV_LAT_NOISE) || (infl < 0 && st->starting))
+		infl = 0;
+
+	loss = vv_sdiv(lost * VV_MILLI, lost + dlv);
+	if (st->starting && loss < VV_START_LOSS_IGNORE)
+		loss = 0;
+
+	mi->utility = x - vv_sdiv(x * (VV_LAT_COEF * infl + VV_LOSS_COEF * loss), VV_MILLI);
+}
+
+/* pcc_calc_util_grad() (tcp_pcc.c:254-264): d(utility)/d(rate) in millionths, or 0 when the two rates are less than
+ * 2 % apart (measured against r_a) */
+static __always_inline __s64 vv_grad(__s64 r_a, __s64 u_a, __s64 r_b, __s64 u_b)
+{
+	__s64 dr = r_b - r_a;
+
+	if (vv_inside(vv_sdiv(VV_MILLI * dr, r_a), VV_GRAD_MIN_DIFF))
+		return 0;
+	return vv_sdiv(VV_MILLI * VV_MILLI * (u_b - u_a), dr);
+}
+
+/* pcc_decide_rate() (tcp_pcc.c:373-397): both pairs must prefer the same direction; then the winner of the second pair
+ * becomes .prev_rate and lends its utility to MI 0, and its rate is the result. Returned as u32, as the module does
+ * (rates above 2^32 bytes/s are truncated there too). */
+static __always_inline __u32 vv_probe_verdict(struct vv_state *st)
+{
+	bool first_pair_lead_won = st->mi[0].utility > st->mi[1].utility;
+	bool second_pair_lead_won = st->mi[2].utility > st->mi[3].utility;
+	bool same_lead_rate = st->mi[0].target == st->mi[2].target;
+	struct vv_mi *winner;
+
+	if ((first_pair_lead_won == second_pair_lead_won) != same_lead_rate)
+		return st->rate;
+	winner = second_pair_lead_won ? &st->mi[2] : &st->mi[3];
+	st->prev_rate = winner->target;
+	st->mi[0].utility = winner->utility;
+	return winner->target;
+}
+
+/* pcc_decide() (tcp_pcc.c:399-427): the four probing MIs are scored; a verdict other than the current rate starts a
+ * move (its first MI is still paced at the old rate: vv_arm_move() runs before .rate changes), otherwise the probing
+ * starts over. */
+static __always_inline void vv_probes_done(struct sock *sk, struct vv_state *st)
+{
+	__u32 verdict;
+
+	/* the four probes, written out (a loop here stays a loop in the BPF object, which the verifier then walks) */
+	vv_utility(st, &st->mi[0], sk);
+	vv_utility(st, &st->mi[1], sk);
+	vv_utility(st, &st->mi[2], sk);
+	vv_utility(st, &st->mi[3], sk);
+	verdict = vv_probe_verdict(st);
+	if (verdict == st->rate) {
+		vv_arm_probes(st);
+	} else {
+		st->moving = true;
+		vv_arm_move(st);
+	}
+	st->rate = verdict;
+	vv_pace(sk, st);
+}
+
+/* pcc_update_step_params() (tcp_pcc.c:429-443): a step against the direction of the last rate change resets the
+ * amplifier and the change bound and fills the swing buffer (up to 2); a step along it first empties the swing buffer,
+ * then raises the amplifier. A zero step counts as downward. */
+static __always_inline void vv_adapt_gain(struct vv_state *st, __s64 step)
+{
+	if ((step > 0) != (st->rate > st->prev_rate)) {
+		st->swing = st->swing < VV_SWING_MAX ? st->swing + 1 : VV_SWING_MAX;
+		st->amp = VV_AMP_START;
+		st->bound = VV_BOUND_MIN;
+	} else if (st->swing > 0) {
+		st->swing--;
+	} else {
+		st->amp++;
+	}
+}
+
+/* pcc_apply_change_bound() (tcp_pcc.c:445-466): a step larger than .bound thousandths of the rate is cut to that and
+ * widens the bound by 7 %; any other step resets the bound to 10 %. The sign is kept (zero counts as negative). */
+static __always_inline __s64 vv_bound_step(struct vv_state *st, __s64 step)
+{
+	bool down = step <= 0;
+	__s64 size = down ? -step : step;
+
+	if (!st->rate)
+		return step;
+	if (vv_sdiv(VV_MILLI * size, st->rate) > st->bound) {
+		size = vv_sdiv(st->rate * st->bound, VV_MILLI);
+		st->bound += VV_BOUND_STEP;
+	} else {
+		st->bound = VV_BOUND_MIN;
+	}
+	return down ? -size : size;
+}
+
+/* pcc_decide_rate_moving() (tcp_pcc.c:468-505): the gradient between this MI (at .rate) and the previous one (at
+ * .prev_rate, with the utility MI 0 held before) times 25, times the amplifier, in thousandths, bounded; at least 2.2 %
+ * of the rate either way (a zero gradient steps up). Returned as u32, as the module does. */
+static __always_inline __u32 vv_move_target(struct sock *sk, struct vv_state *st)
+{
+	struct vv_mi *mi = &st->mi[0];
+	__s64 held = mi->utility;
+	__s64 step, least;
+
+	vv_utility(st, mi, sk);
+	step = vv_grad(st->rate, mi->utility, st->prev_rate, held) * VV_GRAD_GAIN;
+	vv_adapt_gain(st, step);
+	step = vv_bound_step(st, vv_sdiv(step * st->amp, VV_MILLI));
+
+	least = vv_sdiv(st->rate * VV_GRAD_MIN_DIFF, VV_MILLI) * 11;	/* the 2 % gradient spacing, plus a tenth */
+	least = vv_sdiv(least, 10);
+	if (step >= 0) {
+		if (step < least)
+			step = least;
+	} else if (step > -least) {
+		step = -least;
+	}
+	return st->rate + step;
+}
+
+/* pcc_decide_moving() (tcp_pcc.c:507-538): the move goes on while the new rate is higher (the module compares the
+ * direction with last_decision, which stays PCC_RATE_UP: difference 7); otherwise the new rate is kept and probed
+ * around (USE_PROBING is defined). Either way the new rate is at least 2 packets per srtt. */
+static __always_inline void vv_move_done(struct sock *sk, struct vv_state *st)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	__s64 next = vv_move_target(sk, st);
+	bool higher = next > st->rate;
+	__s64 floor = vv_sdiv(VV_USEC_PER_SEC * VV_FLOOR_PKTS * tp->mss_cache, vv_rtt_us(tp));
+
+	st->prev_rate = st->rate;
+	st->rate = next > floor ? next : floor;
+	if (higher) {
+		vv_arm_move(st);
+	} else {
+		st->moving = false;
+		vv_arm_probes(st);
+	}
+	vv_pace(sk, st);
+}
+
+/* pcc_decide_slow_start() (tcp_pcc.c:540-597): while each MI's utility beats the one before, the rate grows by half
+ * (one MI at a time); the first MI that does not ends the start, back at the rate before, probing (USE_PROBING). */
+static __always_inline void vv_start_done(struct sock *sk, struct vv_state *st)
+{
+	struct vv_mi *mi = &st->mi[0];
+	__s64 held = mi->utility;
+	__s64 before = st->prev_rate;
+
+	vv_utility(st, mi, sk);
+	st->prev_rate = st->rate;
+	if (mi->utility > held) {
+		st->rate += vv_sdiv(st->rate, 2);
+		vv_arm_move(st);	/* its segs_from = 0 is overwritten by vv_pace() below, as in the module */
+	} else {
+		st->rate = before;
+		st->starting = false;
+		vv_arm_probes(st);
+	}
+	vv_pace(sk, st);
+}
+
+/* send_interval_ended() and start_next_send_interval() (tcp_pcc.c:605-621, 633-645): the MI being sent stops once it
+ * has sent 50 segments (counted as int) and the count of delivered + lost has passed its start; the next one starts,
+ * or, after the fourth probe or while starting or moving, the socket idles at .rate. */
+static __always_inline void vv_check_sent(struct sock *sk, struct vv_state *st)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct vv_mi *mi = &st->mi[st->tx_mi & VV_MI_MASK];
+
+	if ((int)(tp->data_segs_out - mi->segs_from) < VV_MI_MIN_SEGS || st->counted <= mi->segs_from)
+		return;
+	mi->segs_to = tp->data_segs_out;
+	mi->tx_t1 = tp->tcp_mstamp;
+	st->tx_mi++;
+	if (st->tx_mi == VV_PROBE_MIS || st->starting || st->moving)
+		st->idle = true;
+	vv_pace(sk, st);
+}
+
+/* pcc_update_interval() (tcp_pcc.c:647-669): the ACK's time and srtt (the first ones too, if the MI has counted
+ * nothing yet) and the increments of tp->lost and tp->delivered since the previous ACK (u32) */
+static __always_inline void vv_collect(struct vv_mi *mi, const struct vv_state *st, const struct tcp_sock *tp)
+{
+	if ((__u32)(mi->lost + mi->delivered) == 0) {
+		mi->ack_t0 = tp->tcp_mstamp;
+		mi->srtt0 = tp->srtt_us >> 3;
+	}
+	mi->ack_t1 = tp->tcp_mstamp;
+	mi->srtt1 = tp->srtt_us >> 3;
+	mi->lost += tp->lost - st->lost_seen;
+	mi->delivered += tp->delivered - st->delivered_seen;
+}
+
+/* pcc_process() (tcp_pcc.c:671-718), on every ACK: cwnd follows the pacing rate; outside a loss episode the MI being
+ * sent may stop, and the MI collecting ACKs (once started) counts the ACK when the count had passed 10 packets beyond
+ * its start, and closes when the count passes its last segment less 10, which calls the decision of the current
+ * mode. The counters of the previous ACK are kept in all cases. */
+static __always_inline void vv_on_ack(struct sock *sk, struct vv_state *st)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct vv_mi *mi;
+	__u32 counted_before;
+
+	if (!vv_valid(st))
+		return;
+	vv_fit_cwnd(sk);
+	if (!st->in_loss) {
+		if (!st->idle)
+			vv_check_sent(sk, st);
+		mi = &st->mi[st->rx_mi & VV_MI_MASK];
+		counted_before = st->counted;
+		st->counted = tp->delivered + tp->lost - st->spare;
+		if (mi->segs_from) {
+			if (counted_before > mi->segs_from + VV_EDGE_PKTS)
+				vv_collect(mi, st, tp);
+			if (mi->segs_to && mi->segs_to - VV_EDGE_PKTS < st->counted) {
+				st->rx_mi++;	/* recive_interval_ended(): the decision of the current mode */
+				if (st->starting)
+					vv_start_done(sk, st);
+				else if (st->moving)
+					vv_move_done(sk, st);
+				else if (st->rx_mi == VV_PROBE_MIS)
+					vv_probes_done(sk, st);
+			}
+		}
+	}
+	st->lost_seen = tp->lost;
+	st->delivered_seen = tp->delivered;
+}
+
+/* .cong_control: pcc_process_sample() (tcp_pcc.c:720-723), which ignores the rate_sample (difference 8) */
+SEC("struct_ops/vv_cong_control")
+void BPF_PROG(vv_cong_control, struct sock *sk)
+{
+	vv_on_ack(sk, bpf_sk_storage_get(&pcc_vivace_state, sk, NULL, 0));
+}
+
+/* .init: pcc_init() (tcp_pcc.c:725-757). The storage is created zeroed and zeroed again on a re-initialisation, as the
+ * module's state starts from the kernel's zeroed icsk_ca_priv and kzalloc(); without it (allocation failed) the
+ * socket keeps its defaults and every other hook does nothing, as the module's "init fails". */
+SEC("struct_ops/vv_init")
+void BPF_PROG(vv_init, struct sock *sk)
+{
+	struct vv_state *st = bpf_sk_storage_get(&pcc_vivace_state, sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
+
+	if (!st)
+		return;
+	__builtin_memset(st, 0, sizeof(*st));
+	st->rate = VV_START_RATE;
+	st->prev_rate = VV_START_RATE;
+	st->starting = true;
+	st->amp = VV_AMP_START;
+	st->bound = VV_BOUND_MIN;
+	st->mi[0].utility = VV_S64_MIN;	/* so that the first MI's utility is a rise */
+	tcp_sk(sk)->snd_ssthresh = TCP_INFINITE_SSTHRESH;
+	vv_arm_probes(st);
+	vv_pace(sk, st);
+	if (sk->sk_pacing_status == SK_PACING_NONE)	/* difference 6 */
 		sk->sk_pacing_status = SK_PACING_NEEDED;
-	pv_apply(sk, pv);
 }
 
-SEC("struct_ops/pcc_vivace_cong_control")
-void BPF_PROG(pcc_vivace_cong_control, struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	struct pv *pv = bpf_sk_storage_get(&pcc_vivace_state, sk, NULL, 0);
-	__u64 now = tp->tcp_mstamp;
-
-	if (!pv)
-		return;
-	if (!pv->in_loss) {
-		pv_on_ack(pv, rs, now);
-		pv_send_side(pv, tp, rs, now);
-	}
-	pv_apply(sk, pv);
-}
-
-SEC("struct_ops/pcc_vivace_set_state")
-void BPF_PROG(pcc_vivace_set_state, struct sock *sk, __u8 new_state)
-{
-	struct pv *pv = bpf_sk_storage_get(&pcc_vivace_state, sk, NULL, 0);
-
-	if (!pv)
-		return;
-	if (new_state == TCP_CA_Loss && !pv->in_loss) {
-		/* RTO: the counters of this round cannot be trusted; hold the rate */
-		pv->in_loss = 1;
-		pv->sending = 0;
-		pv->n_planned = 0;
-	} else if (new_state != TCP_CA_Loss && pv->in_loss) {
-		pv->in_loss = 0;
-		if (pv->mode == PV_STARTING)
-			pv->rate = max(pv->rate / 2, PV_MIN_RATE);
-		pv->k = 0;
-		pv_enter_probing(pv);
-	}
-}
-
-/* PCC does not reduce cwnd on loss (PCC-Kernel pcc_undo_cwnd / pcc_ssthresh) */
-SEC("struct_ops/pcc_vivace_undo_cwnd")
-__u32 BPF_PROG(pcc_vivace_undo_cwnd, struct sock *sk)
+/* .undo_cwnd: pcc_undo_cwnd() (tcp_pcc.c:766-772) keeps cwnd as it is */
+SEC("struct_ops/vv_undo_cwnd")
+__u32 BPF_PROG(vv_undo_cwnd, struct sock *sk)
 {
 	return tcp_sk(sk)->snd_cwnd;
 }
 
-SEC("struct_ops/pcc_vivace_ssthresh")
-__u32 BPF_PROG(pcc_vivace_ssthresh, struct sock *sk)
+/* .ssthresh: pcc_ssthresh() (tcp_pcc.c:774-777); the rate, not ssthresh, governs */
+SEC("struct_ops/vv_ssthresh")
+__u32 BPF_PROG(vv_ssthresh, struct sock *sk)
 {
 	return TCP_INFINITE_SSTHRESH;
 }
 
+/* .set_state: pcc_set_state() (tcp_pcc.c:779-807; the module's literal state 4 is TCP_CA_Loss). Entering
+ * TCP_CA_Loss freezes the MIs (idle at .rate); leaving it sets up a new probing round, start_mode and moving untouched.
+ * On leaving, .spare becomes delivered + lost + in flight - data_segs_out (mod 2^32): the module's three s32/u32
+ * steps add (that - .spare) to .spare, which is the same. */
+SEC("struct_ops/vv_set_state")
+void BPF_PROG(vv_set_state, struct sock *sk, __u8 new_state)
+{
+	struct vv_state *st = bpf_sk_storage_get(&pcc_vivace_state, sk, NULL, 0);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!vv_valid(st))
+		return;
+	if (new_state == TCP_CA_Loss) {
+		if (st->in_loss)
+			return;
+		st->in_loss = true;
+		st->idle = true;
+	} else {
+		if (!st->in_loss)
+			return;
+		st->spare = tp->delivered + tp->lost + tcp_packets_in_flight(tp) - tp->data_segs_out;
+		st->in_loss = false;
+		vv_arm_probes(st);
+	}
+	vv_pace(sk, st);
+}
+
+/* the hooks the module fills with code (tcp_pcc.c:825-841; difference 7) */
 SEC(".struct_ops")
 struct tcp_congestion_ops pcc_vivace = {
-	.init		= (void *)pcc_vivace_init,
-	.cong_control	= (void *)pcc_vivace_cong_control,
-	.set_state	= (void *)pcc_vivace_set_state,
-	.undo_cwnd	= (void *)pcc_vivace_undo_cwnd,
-	.ssthresh	= (void *)pcc_vivace_ssthresh,
 	.flags		= TCP_CONG_NON_RESTRICTED,
 	.name		= "pcc_vivace",
+	.init		= (void *)vv_init,
+	.cong_control	= (void *)vv_cong_control,
+	.undo_cwnd	= (void *)vv_undo_cwnd,
+	.ssthresh	= (void *)vv_ssthresh,
+	.set_state	= (void *)vv_set_state,
 };

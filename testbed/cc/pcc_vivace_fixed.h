@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Fixed-point power function for pcc_vivace.bpf.c (BPF has no floating point).
+/* Fixed-point power function for pcc_vivace_usp.bpf.c (BPF has no floating point).
  *
  * Representation: "Q16" = an unsigned integer holding value * 2^16.
  *   pv_log2_q16(v)        log2(v) for an integer v >= 1, Q16 (0 .. 64 << 16)

@@ -209,7 +209,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
    --argjson off "$flow2_offset_s" --argjson k "$path_skew_ms" --argjson rep "$rep" \
    --arg sysctls "$(on src1 "sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling")" \
    --arg iperf3v "$(on src1 "iperf3 --version 2>&1 | sed -n 1p")" --arg tcpdumpv "$(on router1 "tcpdump --version 2>&1 | sed -n 1p")" \
-   --arg host_kernel "$(uname -r)" --arg provider "${VAGRANT_DEFAULT_PROVIDER:-libvirt}" --argjson cc_impl "$cc_impl" \
+   --arg host_kernel "$(uname -r)" --arg host "$(uname -n)" --arg provider "${VAGRANT_DEFAULT_PROVIDER:-libvirt}" --argjson cc_impl "$cc_impl" \
    --arg qm "$queue_model" --arg ulen "$udp_len_bytes" \
    '($pm == "multipath") as $mp
     | (if $mp then $d + $k else $d end) as $exp_rtt
@@ -222,7 +222,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
        udp_len_bytes:(if $ulen == "" then null else ($ulen|tonumber) end),
        queue_model:(if $qm != "" then $qm elif $features.mechanism.delay == "netem" then "tbf-netem"
                     else "fifo-after-delay" end)}),
-     backend:"vagrant", vagrant_provider:$provider, kernel:$kernel, kernels:$kernels, host_kernel:$host_kernel,
+     backend:"vagrant", vagrant_provider:$provider, kernel:$kernel, kernels:$kernels, host:$host, host_kernel:$host_kernel,
      start_time:$start, sysctls:($sysctls|split("\n")), qdisc:$qd,
      tool_versions:{iperf3:$iperf3v, tcpdump:$tcpdumpv},
      delay_mechanism:$features.mechanism.delay, round_robin_mechanism:(if $mp then $features.mechanism.round_robin else "none" end),
