@@ -224,9 +224,15 @@ def flow_packets(table: pd.DataFrame, src: str = A_IP, dst: str = B_IP, udp_len:
 
 
 def tcp_data_packets(table: pd.DataFrame, src: str = A_IP, dst: str = B_IP) -> pd.DataFrame:
-    """The data segments of a per-packet table (``analysis.ingest.schema``): TCP from ``src`` to ``dst`` with payload
-    (pure ACKs, SYN and FIN without data left out), sorted by ts."""
+    """The data segments of the flow's data connection in a per-packet table (``analysis.ingest.schema``): TCP from
+    ``src`` to ``dst`` with payload (pure ACKs, SYN and FIN without data left out), of the connection (port pair)
+    that carried the most payload bytes, so that iperf3's control connection (a few hundred bytes of JSON) is left
+    out; sorted by ts."""
     t = table[(table["proto"] == 6) & (table["src"] == src) & (table["dst"] == dst) & (table["payload_len"] > 0)]
+    if len(t):
+        by_conn = t.groupby(["sport", "dport"], sort=True)["payload_len"].sum()
+        sport, dport = by_conn.idxmax()
+        t = t[(t["sport"] == sport) & (t["dport"] == dport)]
     return t.sort_values("ts", kind="stable").reset_index(drop=True)
 
 

@@ -410,6 +410,12 @@ def write_tcp_arm(root: Path, rep: int, model: str, impl: str, q_ms: float, loss
                 egr.append(tcp(A, 40000, B, 5301, seq=1000 + k * MSS, payload=MSS, t=tr + delay(tr), ip_id=k + 10001))
     ing += [tcp(A, 40000, B, 5301, seq=0, payload=0, t=0.0005, ip_id=77777 % 65536),
             tcp(B, 5301, A, 40000, seq=5, payload=MSS, t=0.0007, ip_id=3)]
+    # iperf3's control connection: a few small segments from another port, unrelated sequence numbers
+    ctl = [tcp(A, 39999, B, 5301, seq=3_000_000_000 + 37 * k, payload=37, t=0.0002 + 0.2 * k, ip_id=500 + k)
+           for k in range(3)]
+    ing += ctl
+    egr += [tcp(A, 39999, B, 5301, seq=3_000_000_000 + 37 * k, payload=37, t=0.0002 + 0.2 * k + D_MS / 1e3,
+                ip_id=500 + k) for k in range(3)]
     ing.sort(key=lambda x: x[0])
     egr.sort(key=lambda x: x[0])
     write_pcap(d / "sw-a.pcap", ing, snaplen=96)

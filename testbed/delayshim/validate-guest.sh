@@ -191,7 +191,7 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 # the shim as switch.sh starts it (SHIM_BIN): exec keeps the pid that switch.sh writes to its pidfile
-work=$(mktemp -d /run/nvval.XXXXXX)
+work=$(mktemp -d /var/tmp/nvval-run.XXXXXX)   # not /run: the box mounts it noexec
 SHIMRUN="$work/delayshim-run"
 printf '#!/bin/sh\nLD_LIBRARY_PATH=%q exec %q "$@"\n' "$shimdir/lib" "$shimdir/delayshim" >"$SHIMRUN"
 chmod 0755 "$SHIMRUN"
