@@ -33,6 +33,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from analysis import reference
+from analysis.claims import core
 from analysis.errors import AnalysisError
 
 BASELINE = ("fifo-after-delay", None)
@@ -107,14 +108,12 @@ def est_diff(a: Est, b: Est) -> Est:
 
 
 def per_run(df: pd.DataFrame, column: str, flow: int = 1, **cond) -> np.ndarray:
-    """One value of ``column`` per run (the row of ``flow``) among the rows matching every ``column=value`` of
-    ``cond`` (a None value matches a missing one); finite values only."""
+    """One value of ``column`` per run (the row of ``flow``; ``analysis.claims.core.sample``) among the rows matching
+    every ``column=value`` of ``cond`` (a None value matches a missing one); finite values only."""
     m = df["flow"] == flow
     for k, v in cond.items():
         m &= df[k].isna() if v is None else (df[k] == v)
-    sel = df.loc[m].drop_duplicates("run_id")
-    x = pd.to_numeric(sel[column], errors="coerce").to_numpy(dtype=float)
-    return x[np.isfinite(x)]
+    return core.sample(df.loc[m], column)
 
 
 # --------------------------------------------------------------------------------------------- quantities

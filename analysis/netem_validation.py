@@ -64,7 +64,11 @@ absent).
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
+import lzma
 import re
+import shutil
 import sys
 import warnings
 from pathlib import Path
@@ -1054,10 +1058,6 @@ def export(results_dir, dest) -> int:
     the sha256 of each capture and of tc.txt it was computed from); the captures and tc samples themselves are left
     out. Top level: :data:`EXPORT_TOP_FILES`, setup-rep*.json, guest logs (xz), reps/, shim/ (the bytes the guest
     ran). Returns the number of arms written."""
-    import hashlib
-    import json
-    import lzma
-    import shutil
     src, dst = Path(results_dir), Path(dest)
     if dst.exists():
         raise AnalysisError(f"{dst} exists: export writes a new directory, it never overwrites")

@@ -524,13 +524,10 @@ def _ipv6(g, idx, d, L, o):
 
 def _gather_bytes(buf, start, n):
     """``n`` bytes at each offset of ``start`` as an array of void(n) scalars (an offset past the end reads the last
-    ``n`` bytes; the decoders keep offsets inside the buffer). Rows of a sliding-window view are copied, so no
-    (len(start), n) index matrix is built."""
-    if len(buf) < n:
-        m = buf[np.minimum(np.asarray(start)[:, None] + np.arange(n), len(buf) - 1)]
-    else:
-        win = np.lib.stride_tricks.sliding_window_view(np.asarray(buf), n)
-        m = win[np.minimum(np.asarray(start, dtype=np.int64), len(buf) - n)]
+    ``n`` bytes; the decoders keep offsets inside the buffer, which ends in ``_PAD`` >= n zero bytes). Rows of a
+    sliding-window view are copied, so no (len(start), n) index matrix is built."""
+    win = np.lib.stride_tricks.sliding_window_view(np.asarray(buf), n)
+    m = win[np.minimum(np.asarray(start, dtype=np.int64), len(buf) - n)]
     return np.ascontiguousarray(m).view(np.dtype((np.void, n))).ravel()
 
 
