@@ -479,26 +479,37 @@ def bundle(results_dir, dest) -> list[Path]:
     return written
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m analysis.cc_validation",
-                                 description="Native kernel module vs BPF port of a TCP congestion control: tables "
-                                             "from a testbed/cc/validate-vm.sh results directory.")
-    ap.add_argument("results_dir", help="results directory (validate-vm.sh --out, or data/cc-validation)")
-    ap.add_argument("--markdown", action="store_true", help="Markdown tables (as in docs/cc-validation.md)")
+def cli(argv, *, prog: str, description: str, dir_help: str, markdown_help: str, load, report_fn, bundle_fn) -> int:
+    """The command line shared by the native-vs-port validations (this module, ``analysis.pcc_validation``):
+    ``RESULTS_DIR [--markdown] [--runs] [--bundle DEST]``; ``load(dir)`` -> results, ``report_fn(results,
+    markdown=, per_run=)`` -> text, ``bundle_fn(dir, dest)`` -> files written. Exit 2 with a one-line error on bad
+    input."""
+    ap = argparse.ArgumentParser(prog=prog, description=description)
+    ap.add_argument("results_dir", help=dir_help)
+    ap.add_argument("--markdown", action="store_true", help=markdown_help)
     ap.add_argument("--runs", action="store_true", help="also one row per run")
     ap.add_argument("--bundle", metavar="DEST", help="copy the small result files (ss samples xz'd) to DEST first")
     args = ap.parse_args(argv)
     try:
         if args.bundle:
-            files = bundle(args.results_dir, args.bundle)
+            files = bundle_fn(args.results_dir, args.bundle)
             size = sum(f.stat().st_size for f in files)
             print(f"bundled {len(files)} files, {size / 1e6:.2f} MB, into {args.bundle}", file=sys.stderr)
-        res = load_results(args.results_dir)
-        sys.stdout.write(report(res, markdown=args.markdown, per_run=args.runs))
+        res = load(args.results_dir)
+        sys.stdout.write(report_fn(res, markdown=args.markdown, per_run=args.runs))
     except AnalysisError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def main(argv=None) -> int:
+    return cli(argv, prog="python -m analysis.cc_validation",
+               description="Native kernel module vs BPF port of a TCP congestion control: tables from a "
+                           "testbed/cc/validate-vm.sh results directory.",
+               dir_help="results directory (validate-vm.sh --out, or data/cc-validation)",
+               markdown_help="Markdown tables (as in docs/cc-validation.md)",
+               load=load_results, report_fn=report, bundle_fn=bundle)
 
 
 if __name__ == "__main__":

@@ -4,28 +4,35 @@
 # testbed/cc/validate-vm.sh boots (docs/cc-validation.md); needs iproute2, ethtool, iperf3, bpftool, kmod, jq, gawk.
 #
 # Path: three namespaces  snd --- mid --- rcv  (veth pairs, offloads off). mid's egress towards rcv is the bottleneck:
-# tbf 10 Mbit/s (burst 10000 B) with a child netem that drops 1 % and holds 100 packets; mid's egress towards snd
-# (the ACK path) is netem delay 10 ms, so the base RTT is ~10 ms (+1.2 ms serialisation of a 1514-B frame).
-# Per rep (1..N) and CC, both implementations run, kernel first on odd reps and bpf first on even reps:
-#   kernel  no struct_ops of that name registered, `modprobe tcp_CC`
-#   bpf     `rmmod tcp_CC`, `bpftool struct_ops register OBJDIR/CC.bpf.o`, afterwards `unregister id N` (its own id)
-# one iperf3 flow snd -> rcv (`-C CC -t S --json`) and `ss -tin` on snd every SS_INTERVAL s (blocks `# ts=<epoch>`).
-# Per run OUT/runs/repNN-CC-IMPL/: iperf3.json, ss.txt, run.json (implementation, struct_ops id, object sha256,
+# tbf 10 Mbit/s (burst 10000 B) with a child netem that drops LOSS % (--losses, default 1) and holds 100 packets;
+# mid's egress towards snd (the ACK path) is netem delay --rtt-ms (default 10 ms), so the base RTT is that (+1.2 ms
+# serialisation of a 1514-B frame).
+# Per rep (1..N), case (each loss of --losses x each flow count of --flows) and CC, both implementations run, kernel
+# first on odd reps and bpf first on even reps:
+#   kernel  no struct_ops of that name registered; the kernel's module: `modprobe tcp_CC`, or with
+#           --kmod CC=NAME:PATH.ko a module built elsewhere (`insmod PATH.ko`, registering the congestion control
+#           NAME; e.g. PCC-Kernel's tcp_pcc.ko, "pcc", for the port pcc_vivace: testbed/cc/pcc-kernel/README.md)
+#   bpf     the module unloaded (`rmmod`), `bpftool struct_ops register OBJDIR/CC.bpf.o`, afterwards `unregister id N`
+# iperf3 snd -> rcv with --flows parallel streams (`-C CC -P F -t S --json`) and `ss -tin` on snd every SS_INTERVAL s
+# (blocks `# ts=<epoch>`).
+# Per run OUT/runs/repNN-CC-IMPL/ (repNN-CC-lL-fF-IMPL when --losses, --flows or --rtt-ms is not the default):
+# iperf3.json, ss.txt, run.json (implementation, the CC name run, loss, flows, RTT, struct_ops id, object sha256,
 # uname -r, `lsmod | grep tcp_` and the CC name check of the ss samples), during.txt (lsmod, struct_ops and the
 # available CCs 3 s into the flow). OUT/setup.json describes the machine and the path.
 # Nothing stays registered and no namespace is left, also on interrupt. Exit 0 when every run passed its checks,
 # 1 when a run failed a check (its run.json says which), 2 on bad usage / a set-up error.
 # usage: validate-guest.sh --objdir DIR --out DIR [--reps N] [--duration-s S] [--ccs "bic westwood"]
-#                          [--ss-interval-s 0.1]
+#                          [--ss-interval-s 0.1] [--rtt-ms 10] [--losses "1"] [--flows "1"] [--kmod CC=NAME:PATH.ko]...
 set -euo pipefail
-objdir="" out="" reps=10 duration=30 ccs="bic westwood" ss_interval=0.1
+objdir="" out="" reps=10 duration=30 ccs="bic westwood" ss_interval=0.1 rtt_ms=10 losses=1 flows=1
+declare -A KCC=() KO=()      # per port CC: the kernel implementation's CC name and the .ko to insmod (--kmod)
 NS_SND=ccv-snd NS_MID=ccv-mid NS_RCV=ccv-rcv
 SND_IP=10.71.1.1 MID_SND_IP=10.71.1.2 MID_RCV_IP=10.71.2.2 RCV_IP=10.71.2.1
 PORT=5201
 
 die() { echo "error: $*" >&2; exit 2; }
 log() { echo "[$(date -u +%H:%M:%S)] guest: $*" >&2; }
-usage() { sed -n '18,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '/^# usage:/,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --objdir) objdir=${2:-}; shift 2 || usage ;;
@@ -34,6 +41,13 @@ while [[ $# -gt 0 ]]; do
         --duration-s) duration=${2:-}; shift 2 || usage ;;
         --ccs) ccs=${2:-}; shift 2 || usage ;;
         --ss-interval-s) ss_interval=${2:-}; shift 2 || usage ;;
+        --rtt-ms) rtt_ms=${2:-}; shift 2 || usage ;;
+        --losses) losses=${2:-}; shift 2 || usage ;;
+        --flows) flows=${2:-}; shift 2 || usage ;;
+        --kmod) kmod=${2:-}; shift 2 || usage
+                [[ "$kmod" =~ ^([a-z][a-z0-9_]{0,14})=([a-z][a-z0-9_]{0,14}):(/[A-Za-z0-9._/-]+\.ko)$ ]] \
+                    || die "--kmod must be CC=NAME:/ABSOLUTE/PATH.ko, got '$kmod'"
+                KCC[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]} KO[${BASH_REMATCH[1]}]=${BASH_REMATCH[3]} ;;
         -h|--help) usage ;;
         *) die "unknown option '$1'" ;;
     esac
@@ -43,14 +57,25 @@ done
 [[ "$reps" =~ ^[1-9][0-9]{0,2}$ ]] || die "--reps must be an integer 1..999, got '$reps'"
 [[ "$duration" =~ ^[1-9][0-9]{0,3}$ ]] || die "--duration-s must be an integer 1..9999, got '$duration'"
 [[ "$ss_interval" =~ ^(0\.[0-9]*[1-9][0-9]*|[1-9][0-9]*(\.[0-9]+)?)$ ]] || die "--ss-interval-s must be a positive number"
+[[ "$rtt_ms" =~ ^[1-9][0-9]{0,3}$ ]] || die "--rtt-ms must be an integer 1..9999, got '$rtt_ms'"
+read -r -a LOSSES <<<"$losses"
+read -r -a FLOWS <<<"$flows"
+[[ ${#LOSSES[@]} -gt 0 && ${#FLOWS[@]} -gt 0 ]] || die "--losses and --flows must not be empty"
+for l in "${LOSSES[@]}"; do [[ "$l" =~ ^(0|[1-9][0-9]?)(\.[0-9]+)?$ ]] || die "--losses: bad loss percentage '$l'"; done
+for f in "${FLOWS[@]}"; do [[ "$f" =~ ^[1-8]$ ]] || die "--flows: flow counts are 1..8, got '$f'"; done
+# the run directory names carry the case only when it is not the bic/westwood validation's single default case
+case_in_name=0
+if [[ "$losses" != 1 || "$flows" != 1 || "$rtt_ms" != 10 ]]; then case_in_name=1; fi
 read -r -a CCS <<<"$ccs"
 [[ ${#CCS[@]} -gt 0 ]] || die "--ccs is empty"
 for cc in "${CCS[@]}"; do
     [[ "$cc" =~ ^[a-z][a-z0-9_]{0,14}$ ]] || die "bad cc name '$cc'"
     [[ -f "$objdir/$cc.bpf.o" ]] || die "$objdir/$cc.bpf.o missing"
+    if [[ -n "${KO[$cc]:-}" ]]; then [[ -f "${KO[$cc]}" ]] || die "--kmod $cc: ${KO[$cc]} not found"; fi
 done
+for cc in "${!KCC[@]}"; do [[ " ${CCS[*]} " == *" $cc "* ]] || die "--kmod names $cc, which is not in --ccs"; done
 [[ $EUID -eq 0 ]] || die "needs root (namespaces, modprobe, bpftool struct_ops)"
-for t in ip tc ethtool iperf3 bpftool modprobe rmmod lsmod jq gawk ss sha256sum timeout; do
+for t in ip tc ethtool iperf3 bpftool modprobe insmod rmmod lsmod jq gawk ss sha256sum timeout; do
     command -v "$t" >/dev/null || die "$t not installed"
 done
 if [[ -e "$out" ]] && [[ -n "$(ls -A "$out" 2>/dev/null)" ]]; then die "--out $out exists and is not empty"; fi
@@ -117,9 +142,9 @@ setup_path() {
     in_ns "$NS_MID" sysctl -qw net.ipv4.ip_forward=1
     # bottleneck towards rcv: 10 Mbit/s token bucket, its child drops 1 % and queues at most 100 packets
     in_ns "$NS_MID" tc qdisc replace dev mr root handle 1: tbf rate 10mbit burst 10000 limit 151400
-    in_ns "$NS_MID" tc qdisc replace dev mr parent 1:1 handle 10: netem loss 1% limit 100
-    # ACK path towards snd: 10 ms
-    in_ns "$NS_MID" tc qdisc replace dev ms root netem delay 10ms limit 1000
+    in_ns "$NS_MID" tc qdisc replace dev mr parent 1:1 handle 10: netem loss "${LOSSES[0]}%" limit 100
+    # ACK path towards snd: the base RTT
+    in_ns "$NS_MID" tc qdisc replace dev ms root netem delay "${rtt_ms}ms" limit 1000
     # no cached ssthresh/RTT from the previous run's connection (tcp_metrics), on either end
     in_ns "$NS_SND" sysctl -qw net.ipv4.tcp_no_metrics_save=1
     in_ns "$NS_RCV" sysctl -qw net.ipv4.tcp_no_metrics_save=1
@@ -127,24 +152,36 @@ setup_path() {
 
 # ---------------------------------------------------------------- implementations
 available() { [[ " $(cat /proc/sys/net/ipv4/tcp_available_congestion_control) " == *" $1 "* ]]; }
-module_loaded() { lsmod | awk -v m="tcp_$1" '$1 == m {f=1} END {exit !f}'; }
+kcc() { echo "${KCC[$1]:-$1}"; }                      # the kernel implementation's CC name
+kmod_name() { if [[ -n "${KO[$1]:-}" ]]; then basename "${KO[$1]}" .ko; else echo "tcp_$1"; fi; }
+module_loaded() { lsmod | awk -v m="$(kmod_name "$1")" '$1 == m {f=1} END {exit !f}'; }
+load_module() { # CC: modprobe tcp_CC, or insmod the --kmod file (once)
+    local cc=$1
+    if [[ -n "${KO[$cc]:-}" ]]; then
+        module_loaded "$cc" || insmod "${KO[$cc]}" || die "insmod ${KO[$cc]} failed"
+    else
+        modprobe "tcp_$cc" || die "modprobe tcp_$cc failed"
+    fi
+}
 use_kernel() { # CC: the kernel's module, nothing of ours registered under that name
     local cc=$1 id
     id=$(struct_ops_id "$cc")
     [[ -z "$id" ]] || die "a struct_ops '$cc' (id $id) is registered that this script did not register"
-    modprobe "tcp_$cc" || die "modprobe tcp_$cc failed"
-    module_loaded "$cc" || die "tcp_$cc is not a loaded module after modprobe (built in?)"
-    available "$cc" || die "$cc not in tcp_available_congestion_control after modprobe"
+    load_module "$cc"
+    module_loaded "$cc" || die "$(kmod_name "$cc") is not a loaded module after loading it (built in?)"
+    available "$(kcc "$cc")" || die "$(kcc "$cc") not in tcp_available_congestion_control after loading $(kmod_name "$cc")"
 }
 use_bpf() { # CC OBJ: unload the module, register the port; sets REG_ID/REG_CC
-    local cc=$1 obj=$2 res
+    local cc=$1 obj=$2 res mod
+    mod=$(kmod_name "$cc")
     for _ in $(seq 40); do   # sockets of the previous run may hold the module for a moment after they closed
         module_loaded "$cc" || break
-        rmmod "tcp_$cc" 2>/dev/null && break
+        rmmod "$mod" 2>/dev/null && break
         sleep 0.25
     done
-    ! module_loaded "$cc" || die "cannot rmmod tcp_$cc: $(lsmod | awk -v m="tcp_$cc" '$1 == m')"
+    ! module_loaded "$cc" || die "cannot rmmod $mod: $(lsmod | awk -v m="$mod" '$1 == m')"
     ! available "$cc" || die "$cc still available after rmmod (built in, or registered by someone else)"
+    ! available "$(kcc "$cc")" || die "$(kcc "$cc") still available after rmmod $mod"
     res=$(bpftool struct_ops register "$obj" 2>&1) || die "bpftool struct_ops register $obj failed: $res"
     REG_ID=$(struct_ops_id "$cc")
     [[ -n "$REG_ID" ]] || die "bpftool struct_ops register $obj did not register '$cc': $(tr '\n' ' ' <<<"$res")"
@@ -186,19 +223,25 @@ ss_step_us=$(awk -v s="$ss_interval" 'BEGIN {printf "%d", s * 1000000}')
 (( ss_step_us >= 1000 )) || die "--ss-interval-s must be at least 0.001"
 
 FAILED=0
-run_one() { # REP CC IMPL ORDER
-    local rep=$1 cc=$2 impl=$3 order=$4 dir obj="" sha="" id="" t0 t1 crc=0 srv smp cli
-    dir=$(printf '%s/runs/rep%02d-%s-%s' "$out" "$rep" "$cc" "$impl")
+run_one() { # REP CC IMPL ORDER LOSS FLOWS
+    local rep=$1 cc=$2 impl=$3 order=$4 loss=$5 nflows=$6 dir obj="" sha="" id="" t0 t1 crc=0 srv smp cli name tag=""
+    (( case_in_name )) && tag="-l${loss}-f${nflows}"
+    dir=$(printf '%s/runs/rep%02d-%s%s-%s' "$out" "$rep" "$cc" "$tag" "$impl")
     mkdir -p "$dir"
+    in_ns "$NS_MID" tc qdisc change dev mr parent 1:1 handle 10: netem loss "${loss}%" limit 100
     if [[ $impl == kernel ]]; then
         use_kernel "$cc"
+        name=$(kcc "$cc")
+        [[ -z "${KO[$cc]:-}" ]] || sha=$(sha256sum "${KO[$cc]}" | cut -d' ' -f1)
     else
+        name=$cc
         obj="$objdir/$cc.bpf.o"
         use_bpf "$cc" "$obj"
         id=$REG_ID
         sha=$(sha256sum "$obj" | cut -d' ' -f1)
     fi
-    local lsmod_txt
+    local lsmod_txt objname=""
+    if [[ -n "$obj" ]]; then objname=$(basename "$obj"); elif [[ -n "${KO[$cc]:-}" ]]; then objname=$(basename "${KO[$cc]}"); fi
     lsmod_txt=$(lsmod | grep tcp_ || true)
     in_ns "$NS_SND" ip tcp_metrics flush all 2>/dev/null || true
     in_ns "$NS_RCV" ip tcp_metrics flush all 2>/dev/null || true
@@ -212,7 +255,8 @@ run_one() { # REP CC IMPL ORDER
     ip netns exec "$NS_SND" bash -c "$SAMPLER" sampler "$RCV_IP" "$ss_step_us" >"$dir/ss.txt" 2>/dev/null &
     smp=$!; PIDS+=("$smp")
     t0=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
-    ip netns exec "$NS_SND" timeout "$((duration + 60))" iperf3 -c "$RCV_IP" -p "$PORT" -C "$cc" -t "$duration" --json \
+    ip netns exec "$NS_SND" timeout "$((duration + 60))" iperf3 -c "$RCV_IP" -p "$PORT" -C "$name" -P "$nflows" \
+        -t "$duration" --json \
         >"$dir/iperf3.json" 2>"$dir/client.err" &
     cli=$!; PIDS+=("$cli")
     sleep 3
@@ -233,35 +277,38 @@ run_one() { # REP CC IMPL ORDER
     fi
 
     local ok bad names check=pass why="" mbps retr
-    read -r ok bad names < <(cc_check "$dir/ss.txt" "$cc")
+    read -r ok bad names < <(cc_check "$dir/ss.txt" "$name")
     if [[ $crc -ne 0 ]]; then check=fail; why="iperf3 exited $crc: $(head -c 300 "$dir/client.err" | tr '\n' ' ')"
     elif ! jq -e '.end.sum_received.bits_per_second' "$dir/iperf3.json" >/dev/null 2>&1; then check=fail; why="iperf3 JSON has no end.sum_received"
     elif [[ $bad -gt 0 ]]; then check=fail; why="ss shows other CC names on the data connection: $names"
-    elif [[ $ok -eq 0 ]]; then check=fail; why="ss shows no sample of the data connection naming $cc"
+    elif [[ $ok -eq 0 ]]; then check=fail; why="ss shows no sample of the data connection naming $name"
     fi
     [[ $check == pass ]] || { FAILED=1; log "run $(basename "$dir") FAILED: $why"; }
-    jq -n --argjson rep "$rep" --arg cc "$cc" --arg impl "$impl" --argjson order "$order" \
-        --arg id "$id" --arg obj "${obj:+$(basename "$obj")}" --arg sha "$sha" --arg uname "$(uname -r)" \
+    jq -n --argjson rep "$rep" --arg cc "$cc" --arg impl "$impl" --argjson order "$order" --arg name "$name" \
+        --argjson loss "$loss" --argjson nflows "$nflows" --argjson rtt "$rtt_ms" \
+        --arg id "$id" --arg obj "$objname" \
+        --arg sha "$sha" --arg uname "$(uname -r)" \
         --arg lsmod "$lsmod_txt" --arg t0 "$t0" --arg t1 "$t1" --argjson dur "$duration" --arg ssi "$ss_interval" \
         --argjson crc "$crc" --argjson ok "$ok" --argjson bad "$bad" --arg names "$names" --arg check "$check" --arg why "$why" \
-        '{rep:$rep, cc:$cc, implementation:$impl, order_in_rep:$order,
+        '{rep:$rep, cc:$cc, implementation:$impl, order_in_rep:$order, cc_name:$name, loss_pct:$loss, flows:$nflows,
+          ack_path_delay_ms:$rtt,
           struct_ops_id:(if $id == "" then null else ($id|tonumber) end),
           object:(if $obj == "" then null else $obj end), object_sha256:(if $sha == "" then null else $sha end),
           uname_r:$uname, lsmod_tcp:$lsmod, started_utc:$t0, ended_utc:$t1, duration_s:$dur,
           ss_interval_s:($ssi|tonumber), iperf3_exit:$crc,
-          ss_cc_check:{expected:$cc, matched_lines:$ok, other_lines:$bad,
+          ss_cc_check:{expected:$name, matched_lines:$ok, other_lines:$bad,
                        other_names:(if $names == "" then [] else ($names|split(",")) end)},
           check:$check, reason:(if $why == "" then null else $why end)}' >"$dir/run.json"
     mbps=$(jq -r '(.end.sum_received.bits_per_second // 0) / 1e6 | . * 100 | round / 100' "$dir/iperf3.json" 2>/dev/null || echo "?")
     retr=$(jq -r '.end.sum_sent.retransmits // "?"' "$dir/iperf3.json" 2>/dev/null || echo "?")
-    log "$(basename "$dir"): $mbps Mbit/s, $retr retransmits, ss $cc lines $ok/$((ok + bad))${id:+, struct_ops id $id}"
+    log "$(basename "$dir"): $mbps Mbit/s, $retr retransmits, ss $name lines $ok/$((ok + bad))${id:+, struct_ops id $id}"
 }
 
 # ---------------------------------------------------------------- main
-log "kernel $(uname -r); CCs: ${CCS[*]}; $reps reps x $duration s; ss every $ss_interval s"
+log "kernel $(uname -r); CCs: ${CCS[*]}; $reps reps x $duration s; losses ${LOSSES[*]} %; flows ${FLOWS[*]}; ACK-path delay $rtt_ms ms; ss every $ss_interval s"
 for cc in "${CCS[@]}"; do   # start from a clean slate: nothing of these names registered as struct_ops
     [[ -z "$(struct_ops_id "$cc")" ]] || die "struct_ops '$cc' already registered (id $(struct_ops_id "$cc")): not started by this script"
-    modprobe "tcp_$cc" 2>/dev/null || true
+    load_module "$cc" 2>/dev/null || true
 done
 setup_path
 ping_txt=$(in_ns "$NS_SND" ping -c 5 -i 0.2 "$RCV_IP" 2>&1 | tail -2 || true)
@@ -273,18 +320,28 @@ jq -n --arg uname "$(uname -a)" --arg osr "$(. /etc/os-release && echo "$PRETTY_
     --arg tcp_sysctl "$(in_ns "$NS_SND" sysctl -a 2>/dev/null | grep '^net.ipv4.tcp_' || true)" \
     --arg allowed "$(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control)" --arg ping "$ping_txt" \
     --arg ccs "${CCS[*]}" --argjson reps "$reps" --argjson dur "$duration" --arg ssi "$ss_interval" \
+    --arg losses "${LOSSES[*]}" --arg flows "${FLOWS[*]}" --argjson rtt "$rtt_ms" \
+    --argjson kmods "$(for c in "${!KCC[@]}"; do jq -n --arg c "$c" --arg n "${KCC[$c]}" --arg k "${KO[$c]}" \
+        --arg sha "$(sha256sum "${KO[$c]}" | cut -d' ' -f1)" --arg mi "$(modinfo "${KO[$c]}" 2>/dev/null | tr '\n' ';')" \
+        '{($c): {cc_name:$n, ko:($k|split("/")|last), ko_sha256:$sha, modinfo:$mi}}'; done | jq -s 'add // {}')" \
     --arg started "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
     '{uname:$uname, os:$osr, proc_version:$debver, iperf3:$iperf, bpftool:$bpftool, iproute2_ss:$ss, nproc:$nproc,
       config_hz:$hz, qdisc_mid_to_rcv:$qdisc_rcv, qdisc_mid_to_snd:$qdisc_snd, snd_tcp_sysctl:$tcp_sysctl,
       tcp_allowed_congestion_control:$allowed, ping_snd_to_rcv:$ping, ccs:($ccs|split(" ")), reps:$reps,
-      duration_s:$dur, ss_interval_s:($ssi|tonumber), started_utc:$started}' >"$out/setup.json"
+      duration_s:$dur, ss_interval_s:($ssi|tonumber), ack_path_delay_ms:$rtt,
+      losses_pct:($losses|split(" ")|map(tonumber)), flows:($flows|split(" ")|map(tonumber)), kernel_modules:$kmods,
+      started_utc:$started}' >"$out/setup.json"
 log "path up: $(tr '\n' ' ' <<<"$ping_txt")"
 
 for rep in $(seq "$reps"); do
-    for cc in "${CCS[@]}"; do
-        if (( rep % 2 == 1 )); then order=(kernel bpf); else order=(bpf kernel); fi
-        run_one "$rep" "$cc" "${order[0]}" 1
-        run_one "$rep" "$cc" "${order[1]}" 2
+    for loss in "${LOSSES[@]}"; do
+        for nf in "${FLOWS[@]}"; do
+            for cc in "${CCS[@]}"; do
+                if (( rep % 2 == 1 )); then order=(kernel bpf); else order=(bpf kernel); fi
+                run_one "$rep" "$cc" "${order[0]}" 1 "$loss" "$nf"
+                run_one "$rep" "$cc" "${order[1]}" 2 "$loss" "$nf"
+            done
+        done
     done
 done
 jq --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '. + {ended_utc:$t}' "$out/setup.json" >"$out/setup.json.tmp" \

@@ -7,7 +7,11 @@
 #   3. boots the box's image (a throw-away qcow2 overlay; the box is not modified) with its own kernel and initrd,
 #      user-mode networking with an ssh port forward on 127.0.0.1, the vagrant insecure key
 #   4. copies the objects and testbed/cc/validate-guest.sh into the guest (scp) and runs it there (sudo), which
-#      compares native and BPF for each CC, REPS times each, alternating the order
+#      compares native and BPF for each CC, REPS times each, alternating the order, per case (--losses x --flows,
+#      over a base RTT of --rtt-ms). For pcc_vivace the native side is PCC-Kernel's vivace module (congestion control
+#      "pcc"): its source, which this repository does not ship (testbed/cc/pcc-kernel/README.md), is copied into the
+#      guest with testbed/cc/pcc-kernel/build.sh and its patches and built there against the guest's kernel headers
+#      (DIR/pcc-build.log); the .ko stays in the guest, DIR/meta.json records its sha256.
 #   5. copies the results back into --out DIR and kills the VM (also on error or interrupt)
 # Results: DIR/runs/repNN-CC-IMPL/{iperf3.json,ss.txt,run.json,during.txt,...}, DIR/setup.json (guest),
 # DIR/meta.json (host, VM, timings), DIR/objects/CC.bpf.o (the objects the guest loaded), DIR/guest.log,
@@ -16,19 +20,22 @@
 # jq clang llvm libbpf-dev bpftool make (Debian: apt-get install -y --no-install-recommends ...).
 # Exit 0 when every run passed its checks, 1 when a run failed one (see DIR/guest.log), 2 on usage or set-up errors.
 # usage: validate-vm.sh --out DIR [--reps N] [--duration-s S] [--ccs "bic westwood"] [--box NAME] [--memory-mb M]
-#                       [--cpus C] [--boot-timeout-s T] [--ss-interval-s I]
+#                       [--cpus C] [--boot-timeout-s T] [--ss-interval-s I] [--rtt-ms 10] [--losses "1"] [--flows "1"]
+# The PCC-Vivace comparison of issue 30 (docs/pcc-vivace.md):
+#   validate-vm.sh --out DIR --ccs pcc_vivace --rtt-ms 30 --losses "0 1" --flows "1 2" --reps 10 --duration-s 30
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 # shellcheck source=testbed/lib/qemu_box.sh
 source "$ROOT/testbed/lib/qemu_box.sh"   # qbox_key, qbox_prepare, qbox_boot, gssh, qbox_teardown
 out="" reps=10 duration=30 ccs="bic westwood" box="${MPCC_VAGRANT_BOX:-mpcc/debian12}" mem_mb=2048 cpus=2
-boot_timeout=900 ss_interval=0.1
+boot_timeout=900 ss_interval=0.1 rtt_ms=10 losses=1 flows=1
+PCC_DIR="$HERE/pcc-kernel"   # PCC-Kernel's module: the native side of pcc_vivace
 GUEST_IN=/tmp/ccval-in GUEST_OUT=/var/tmp/ccval-out
 
 die() { echo "error: $*" >&2; exit 2; }
 log() { echo "[$(date -u +%H:%M:%S)] validate-vm: $*" >&2; }
-usage() { sed -n '18,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '/^# usage:/,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --out) out=${2:-}; shift 2 || usage ;;
@@ -40,6 +47,9 @@ while [[ $# -gt 0 ]]; do
         --cpus) cpus=${2:-}; shift 2 || usage ;;
         --boot-timeout-s) boot_timeout=${2:-}; shift 2 || usage ;;
         --ss-interval-s) ss_interval=${2:-}; shift 2 || usage ;;
+        --rtt-ms) rtt_ms=${2:-}; shift 2 || usage ;;
+        --losses) losses=${2:-}; shift 2 || usage ;;
+        --flows) flows=${2:-}; shift 2 || usage ;;
         -h|--help) usage ;;
         *) die "unknown option '$1' (validate-vm.sh --help)" ;;
     esac
@@ -51,12 +61,21 @@ if [[ -d "$out" ]] && [[ -n "$(ls -A "$out")" ]]; then die "--out $out exists an
 [[ "$reps" =~ ^[1-9][0-9]{0,2}$ ]] || die "--reps must be an integer 1..999, got '$reps'"
 [[ "$duration" =~ ^[1-9][0-9]{0,3}$ ]] || die "--duration-s must be an integer 1..9999, got '$duration'"
 [[ "$ss_interval" =~ ^(0\.[0-9]*[1-9][0-9]*|[1-9][0-9]*(\.[0-9]+)?)$ ]] || die "--ss-interval-s must be a positive number, got '$ss_interval'"
+[[ "$rtt_ms" =~ ^[1-9][0-9]{0,3}$ ]] || die "--rtt-ms must be an integer 1..9999, got '$rtt_ms'"
+for l in $losses; do [[ "$l" =~ ^(0|[1-9][0-9]?)(\.[0-9]+)?$ ]] || die "--losses: bad loss percentage '$l'"; done
+for f in $flows; do [[ "$f" =~ ^[1-8]$ ]] || die "--flows: flow counts are 1..8, got '$f'"; done
+[[ -n "${losses// /}" && -n "${flows// /}" ]] || die "--losses and --flows must not be empty"
 read -r -a CCS <<<"$ccs"
 [[ ${#CCS[@]} -gt 0 ]] || die "--ccs is empty"
+pcc=0
 for cc in "${CCS[@]}"; do
     [[ "$cc" =~ ^[a-z][a-z0-9_]{0,14}$ ]] || die "bad cc name '$cc'"
     [[ -f "$HERE/$cc.bpf.c" ]] || die "no BPF port testbed/cc/$cc.bpf.c for '$cc'"
+    [[ $cc != pcc_vivace ]] || pcc=1
 done
+if (( pcc )); then   # the module's source must be there, with the sha256 the port was written from
+    msg=$(bash "$PCC_DIR/build.sh" --check 2>&1) || die "pcc_vivace's native side: ${msg#build.sh: }"
+fi
 [[ "$box" =~ ^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)?$ ]] || die "bad box name '$box'"
 if ! [[ "$mem_mb" =~ ^[1-9][0-9]{2,5}$ ]] || (( mem_mb < 512 )); then die "--memory-mb must be an integer >= 512, got '$mem_mb'"; fi
 [[ "$cpus" =~ ^[1-9][0-9]?$ ]] || die "--cpus must be an integer 1..99, got '$cpus'"
@@ -101,10 +120,29 @@ gssh "rm -rf $GUEST_IN && mkdir -p $GUEST_IN"
 objs=()
 for cc in "${CCS[@]}"; do objs+=("$out/objects/$cc.bpf.o"); done
 scp -q "${SCP_OPTS[@]}" "${objs[@]}" "$HERE/validate-guest.sh" "$HERE/struct_ops_lib.sh" "vagrant@127.0.0.1:$GUEST_IN/"
+kmod_args="" kmods_json="{}" T_KBUILD=0
+if (( pcc )); then   # PCC-Kernel's module, built in the guest against its own kernel's headers
+    t=$(date +%s)
+    log "building PCC-Kernel's vivace module in the guest (testbed/cc/pcc-kernel/build.sh)"
+    tar -C "$PCC_DIR" -cf - build.sh patches src/tcp_pcc.c | gssh "mkdir -p $GUEST_IN/pcc-kernel && tar -C $GUEST_IN/pcc-kernel -xf -"
+    gssh "bash $GUEST_IN/pcc-kernel/build.sh $GUEST_IN/pcc-build" >"$out/pcc-build.log" 2>&1 \
+        || die "building tcp_pcc.ko in the guest failed: see $out/pcc-build.log"
+    ko_sha=$(gssh "sha256sum $GUEST_IN/pcc-build/src/tcp_pcc.ko" | cut -d' ' -f1)
+    T_KBUILD=$(( $(date +%s) - t ))
+    log "tcp_pcc.ko built in $T_KBUILD s (sha256 $ko_sha)"
+    kmod_args="--kmod pcc_vivace=pcc:$GUEST_IN/pcc-build/src/tcp_pcc.ko"
+    kmods_json=$(jq -n --arg sha "$ko_sha" --arg src_sha "$(sha256sum "$PCC_DIR/src/tcp_pcc.c" | cut -d' ' -f1)" \
+        --arg series "$(grep -v '^#' "$PCC_DIR/patches/series" | tr '\n' ' ')" \
+        '{pcc_vivace: {cc_name:"pcc", module:"tcp_pcc.ko", ko_sha256:$sha, built_in:"guest",
+          build_script:"testbed/cc/pcc-kernel/build.sh", build_log:"pcc-build.log",
+          source:"PCC-Kernel src/tcp_pcc.c at ed39d0f0 (not in this repository: testbed/cc/pcc-kernel/README.md)",
+          source_sha256:$src_sha, patches:($series|split(" ")|map(select(. != "")))}}')
+fi
 t=$(date +%s)
 set +e
 gssh "sudo rm -rf $GUEST_OUT && sudo bash $GUEST_IN/validate-guest.sh --objdir $GUEST_IN --out $GUEST_OUT \
-      --reps $reps --duration-s $duration --ccs '${CCS[*]}' --ss-interval-s $ss_interval" 2>&1 | tee "$out/guest.log" >&2
+      --reps $reps --duration-s $duration --ccs '${CCS[*]}' --ss-interval-s $ss_interval \
+      --rtt-ms $rtt_ms --losses '$losses' --flows '$flows' $kmod_args" 2>&1 | tee "$out/guest.log" >&2
 grc=${PIPESTATUS[0]}
 set -e
 T_RUNS=$(( $(date +%s) - t ))
@@ -127,6 +165,8 @@ jq -n --arg host_kernel "$(uname -r)" --arg host_os "$(. /etc/os-release && echo
     --arg dirty "$(cd "$ROOT" && git status --porcelain -- testbed/cc 2>/dev/null | tr '\n' ';')" \
     --arg guest_sha "$(sha256sum "$HERE/validate-guest.sh" | cut -d' ' -f1)" \
     --argjson objs "$objs_json" --argjson reps "$reps" --argjson dur "$duration" --arg ssi "$ss_interval" \
+    --argjson kmods "$kmods_json" --argjson rtt "$rtt_ms" --arg losses "$losses" --arg flows "$flows" \
+    --argjson t_kbuild "$T_KBUILD" \
     --arg ccs "${CCS[*]}" --argjson cpus "$cpus" --argjson mem "$mem_mb" --argjson grc "$grc" \
     --argjson t_box "$T_BOX" --argjson t_boot "$T_BOOT" --argjson t_runs "$T_RUNS" \
     --argjson t_total "$(( $(date +%s) - T0 ))" --arg host_cpus "$(nproc)" \
@@ -135,8 +175,10 @@ jq -n --arg host_kernel "$(uname -r)" --arg host_os "$(. /etc/os-release && echo
       qemu:$qemu, accel:"tcg", qemu_args:$qemu_args, vm_cpus:$cpus, vm_memory_mb:$mem,
       guest_kernel:$guest_kernel, box:$box, box_revision:$box_rev, box_image_sha256:$box_sha,
       git_commit:$commit, git_dirty_testbed_cc:$dirty, guest_script_sha256:$guest_sha, objects:$objs,
-      ccs:($ccs|split(" ")), reps:$reps, duration_s:$dur, ss_interval_s:($ssi|tonumber), guest_exit:$grc,
-      seconds:{build_box:$t_box, boot:$t_boot, runs:$t_runs, total:$t_total}}' >"$out/meta.json"
+      kernel_modules:$kmods, ccs:($ccs|split(" ")), reps:$reps, duration_s:$dur, ss_interval_s:($ssi|tonumber),
+      ack_path_delay_ms:$rtt, losses_pct:($losses|split(" ")|map(select(. != "")|tonumber)),
+      flows:($flows|split(" ")|map(select(. != "")|tonumber)), guest_exit:$grc,
+      seconds:{build_box:$t_box, boot:$t_boot, build_module:$t_kbuild, runs:$t_runs, total:$t_total}}' >"$out/meta.json"
 log "results in $out ($(find "$out/runs" -name run.json | wc -l) runs; box $T_BOX s, boot $T_BOOT s, runs $T_RUNS s)"
 log "analyse: python -m analysis.cc_validation $out --markdown"
 exit "$grc"

@@ -4,6 +4,7 @@
 # obtained by the user; its sha256 is checked first.
 #
 #   bash testbed/cc/pcc-kernel/build.sh [OUTDIR]     # default OUTDIR: testbed/cc/pcc-kernel/build (replaced)
+#   bash testbed/cc/pcc-kernel/build.sh --check      # only check that src/tcp_pcc.c is there with its sha256
 #   KDIR=/path/to/kernel/build bash ...              # another kernel build tree (default: the running kernel's)
 #
 # The build works on a copy in OUTDIR: src/tcp_pcc.c, the patches of patches/series applied (patch -p1), and a
@@ -23,6 +24,7 @@ if [[ $got != "$want" ]]; then
 	echo "build.sh: testbed/cc/pcc-kernel/src/tcp_pcc.c has sha256 $got, expected $want (testbed/cc/pcc-kernel/README.md)" >&2
 	exit 1
 fi
+[[ ${1:-} != --check ]] || exit 0
 
 out=${1:-$here/build}
 kdir=${KDIR:-/lib/modules/$(uname -r)/build}
