@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -301,3 +303,57 @@ def best_fit(q: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(rows, columns=["claims", "queue_model", "udp_len_bytes", "nearest", "cells"])
     out["udp_len_bytes"] = out["udp_len_bytes"].astype("Int64")
     return out
+
+
+# --------------------------------------------------------------------------------------------- the bundle
+#: the committed ablation bundle (campaigns/fidelity000.yaml recorded and bundled), relative to the repository
+BUNDLE = Path(__file__).resolve().parent.parent / "data" / "fidelity000"
+FAITHFUL = ("tbf-netem", "netem-tbf")
+
+
+@lru_cache(maxsize=4)
+def _effects_cached(bundle: str, stamp: float) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    from analysis.dataset import load_campaign
+    df = load_campaign(bundle, progress=False)
+    q = quantities(df)
+    runs = df.attrs.get("runs")
+    n = int((runs["status"] == "complete").sum()) if runs is not None and "status" in runs else int(df["run_id"].nunique())
+    return q, effects(q), n
+
+
+def load_effects(bundle=None):
+    """(quantities, effects, complete runs) of the ablation bundle (default :data:`BUNDLE`), or None when it has not
+    been recorded and bundled yet. Cached per bundle and modification time of its bundle.json."""
+    b = Path(bundle) if bundle is not None else BUNDLE
+    marker = b / "bundle.json"
+    if not marker.is_file():
+        return None
+    return _effects_cached(str(b.resolve()), marker.stat().st_mtime)
+
+
+def arm_label(queue_model, udp_len_bytes=None) -> str:
+    """An arm in words: the queue model, and ", 8192-byte datagrams" when the UDP datagram size is set."""
+    ln = None if udp_len_bytes is None or pd.isna(udp_len_bytes) else int(udp_len_bytes)
+    return queue_model + (f", {ln}-byte datagrams" if ln else "")
+
+
+def cite(eff: pd.DataFrame, claim: str, quantity_has: str | None = None) -> dict:
+    """What the ablation measured for statement ``claim`` (e.g. "S05"): its effect rows (claims containing it,
+    quantity containing ``quantity_has`` when given) as a summary: ``cells`` (rows), ``moved`` / ``toward`` /
+    ``away`` (rows whose 95 % interval of arm - baseline excludes 0, and of those the ones nearer to / farther from
+    the paper's value than the baseline), ``faithful_toward`` (moved toward the paper under a queue model in
+    :data:`FAITHFUL`), and ``items``: one dict per row (quantity, config, arm, baseline_mean, arm_mean, diff,
+    diff_low, diff_high, unit, moved, toward_paper)."""
+    m = eff["claims"].str.split(";").apply(lambda ids: claim in ids)
+    if quantity_has:
+        m &= eff["quantity"].str.contains(quantity_has, regex=False)
+    e = eff[m]
+    items = [{"quantity": r.quantity, "config": r.config, "arm": arm_label(r.queue_model, r.udp_len_bytes),
+              "queue_model": r.queue_model, "baseline_mean": r.baseline_mean, "arm_mean": r.arm_mean,
+              "diff": r.diff, "diff_low": r.diff_low, "diff_high": r.diff_high, "unit": r.unit,
+              "moved": bool(r.moved), "toward_paper": r.toward_paper} for r in e.itertuples()]
+    moved = [i for i in items if i["moved"]]
+    return {"cells": len(items), "moved": len(moved), "toward": sum(1 for i in moved if i["toward_paper"] is True),
+            "away": sum(1 for i in moved if i["toward_paper"] is False),
+            "faithful_toward": sum(1 for i in moved if i["toward_paper"] is True and i["queue_model"] in FAITHFUL),
+            "items": items}

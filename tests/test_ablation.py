@@ -124,3 +124,46 @@ def test_quantities_effects_and_best_fit():
     s05 = b[b["claims"] == "S05;S23"].set_index("queue_model")
     assert s05.loc["tbf-netem", "nearest"] == 1 and s05.loc["fifo-after-delay", "nearest"] == 0
     assert (s05["cells"] == 1).all()
+
+
+def test_cite_counts_moved_cells_toward_and_away():
+    e = ab.effects(ab.quantities(made_up()))
+    c = ab.cite(e, "S05", "RTT gap cubic")
+    assert (c["cells"], c["moved"], c["toward"], c["away"], c["faithful_toward"]) == (1, 1, 1, 0, 1)
+    i = c["items"][0]
+    assert i["arm"] == "tbf-netem" and i["diff"] == pytest.approx(-40.0) and i["unit"] == "ms"
+    d = ab.cite(e, "S06")                          # the loss response does not move with the queue model here
+    assert (d["cells"], d["moved"], d["faithful_toward"]) == (1, 0, 0)
+    u = ab.cite(e, "S17", "cubic")                 # 8192-byte datagrams (baseline queue) and tbf-netem (both sizes)
+    assert u["cells"] == 3 and {i["arm"] for i in u["items"]} == {"fifo-after-delay, 8192-byte datagrams",
+                                                                  "tbf-netem", "tbf-netem, 8192-byte datagrams"}
+    assert ab.cite(e, "S99")["cells"] == 0
+
+
+class _Ctx:
+    def __init__(self, run_ids):
+        self.df = pd.DataFrame({"run_id": run_ids})
+
+
+def test_explanations_cite_the_ablation(monkeypatch):
+    """analysis.claims.explain.f000._ablation: testbed-difference when the explained dataset ran the baseline queue
+    model and a faithful one moved the quantity toward the paper; open when nothing moved or when the dataset
+    already ran a faithful queue model; the text carries the numbers and the interval."""
+    from analysis.claims.explain import f000
+    q = ab.quantities(made_up())
+    monkeypatch.setattr(ab, "load_effects", lambda bundle=None: (q, ab.effects(q), 40))
+    base = _Ctx(["link_delay__cubic__multipath__d10ms__l0pct__rep01"])
+    kind, text, ev = f000._ablation({"claim_id": "S05-cubic"}, base, "S05", "RTT gap cubic")
+    assert kind == "testbed-difference"
+    assert "40 runs of 100 s" in text and "1 moved beyond run-to-run noise, 1 toward the paper and 0 away" in text
+    assert "90 under fifo-after-delay, 50 under tbf-netem (-40 ms, 95 % interval" in text
+    assert ev["ablation"]["faithful_toward"] == 1 and ev["ablation_bundle"] == "data/fidelity000"
+    kind, text, _ = f000._ablation({"claim_id": "S06-cubic"}, base, "S06", "goodput drop cubic")
+    assert kind == "open" and "does not account for the difference" in text and "largest change" in text
+    faithful = _Ctx(["link_delay__cubic__multipath__d10ms__l0pct__q-tbf-netem__rep01"])
+    kind, text, _ = f000._ablation({"claim_id": "S05-cubic"}, faithful, "S05", "RTT gap cubic")
+    assert kind == "open" and "already ran tbf-netem" in text
+    monkeypatch.setattr(ab, "load_effects", lambda bundle=None: None)
+    kind, text, ev = f000._ablation({"claim_id": "S05-cubic"}, base, "S05", "RTT gap cubic", undecided=", X,")
+    assert kind == "open" and text.startswith("Not yet measured: the fidelity ablation") and ", X, decides it" in text
+    assert ev == {}

@@ -9,16 +9,21 @@ What is measured and what is open (docs/claims.md, "Open explanations"):
 * S08/S09 (BBR under loss): our goodput next to router1's bytes on the wire including retransmissions, which fit the
   paper's "about 19 Mbit/s" (metric-definition).
 * S10 at 1 % loss and S26: the paper's own S06/S07/S08 contradict them (paper-inconsistent, arithmetic in the text).
-* S05/S23/S11/S12/S13 (RTT), S06 (loss response), Table 4's pair Jain indices and the UDP-fairness claims S17-S20:
-  open; each text names the fidelity experiment (campaigns of the fidelity issue: the netem queue model, loss
-  direction, UDP datagram size) that would decide it.
+* S05/S23/S11/S12/S13 (RTT), S06/S07/S10 (loss response), Table 4's pair Jain indices and the UDP-fairness claims
+  S17-S20: what study 000's fidelity ablation (``data/fidelity000``, ``analysis.ablation``, notebook 13) measured
+  for the claim's quantities under the paper's NetEm semantics (queue models tbf-netem and netem-tbf against the
+  baseline fifo-after-delay; 8192-byte UDP datagrams against one MSS) is cited with its intervals
+  (:func:`_ablation`). The kind is ``testbed-difference`` when the dataset being explained ran the baseline queue
+  model and a faithful queue model moved one of the claim's quantities toward the paper beyond run-to-run noise;
+  otherwise the difference stays ``open`` and the text says what the ablation ruled out (or, before the ablation
+  is bundled, which experiment decides it).
 """
 from __future__ import annotations
 
 import math
 
 
-from analysis import reference
+from analysis import ablation, reference
 from analysis.claims import core
 from analysis.claims.core import fmt
 
@@ -46,6 +51,54 @@ def _cc(r) -> str:
     return r["claim_id"].split("-", 1)[1] if "-" in r["claim_id"] else ""
 
 
+def _unit(u: str) -> str:
+    return "" if u in ("index", "fraction of 20 Mbit/s") else f" {u}"
+
+
+def _ablation(r, ctx, claim: str, quantity_has: str | None = None, config_has: str | None = None,
+              undecided: str = "") -> tuple[str, str, dict]:
+    """(kind, text, evidence) from the fidelity ablation for statement ``claim`` (its effect rows whose quantity
+    contains ``quantity_has`` and config ``config_has``). kind: "testbed-difference" when ``ctx``'s runs all ran the
+    baseline queue model (fifo-after-delay) and at least one cell moved toward the paper beyond noise under a
+    faithful queue model; else "open". Before the ablation is bundled: "open" and ``undecided`` (the experiment that
+    would decide it)."""
+    got = ablation.load_effects()
+    if got is None:
+        return "open", f"Not yet measured: {FIDELITY}{undecided} decides it.", {}
+    _, eff, n_runs = got
+    if config_has:
+        eff = eff[eff["config"].str.contains(config_has, regex=False)]
+    c = ablation.cite(eff, claim, quantity_has)
+    if not c["cells"]:
+        return "open", f"The fidelity ablation (data/fidelity000) has no runs for {claim}{undecided}.", {}
+    items = c["items"]
+    moved = sorted([i for i in items if i["moved"]], key=lambda i: (i["queue_model"] not in ablation.FAITHFUL,
+                                                                    -abs(i["diff"])))
+    shown = moved[:3] if moved else sorted(items, key=lambda i: -abs(i["diff"]) if math.isfinite(i["diff"]) else 0)[:1]
+    eg = "; ".join(f"{i['quantity']} at {i['config']}: {fmt(i['baseline_mean'], 3)} under fifo-after-delay, "
+                   f"{fmt(i['arm_mean'], 3)} under {i['arm']} ({fmt(i['diff'], 3)}{_unit(i['unit'])}, 95 % interval "
+                   f"{fmt(i['diff_low'], 3)} to {fmt(i['diff_high'], 3)}"
+                   + (", toward the paper" if i["toward_paper"] is True else
+                      ", away from the paper" if i["toward_paper"] is False else "") + ")" for i in shown)
+    text = (f"The fidelity ablation (data/fidelity000: {n_runs} runs of 100 s, notebook 13) ran this claim's "
+            f"quantities under the paper's NetEm semantics: of {c['cells']} cells (quantity x configuration x arm) "
+            f"{c['moved']} moved beyond run-to-run noise, {c['toward']} toward the paper and {c['away']} away "
+            f"({'e.g. ' if moved else 'largest change: '}{eg}).")
+    qms = set(ablation.arms(ctx.df["run_id"])["queue_model"]) if "run_id" in ctx.df and len(ctx.df) else set()
+    baseline = qms == {ablation.BASELINE[0]}
+    if baseline and c["faithful_toward"]:
+        kind = "testbed-difference"
+        text += (" This dataset ran the baseline queue model (a FIFO after the delay line); the paper's mechanism "
+                 "moves the result toward the paper's.")
+    else:
+        kind = "open"
+        text += (" The queue model does not account for the difference here: it stays open." if not c["faithful_toward"]
+                 else f" This dataset already ran {', '.join(sorted(qms))}: what remains is not the queue model.")
+    ev = {"ablation": {k: c[k] for k in ("cells", "moved", "toward", "away", "faithful_toward")},
+          "ablation_cells": shown, "ablation_bundle": "data/fidelity000", "notebook": "notebooks/13"}
+    return kind, text, ev
+
+
 # --------------------------------------------------------------------------------------------- rules
 
 def _s01(r, ctx):
@@ -70,21 +123,22 @@ def _rtt_queue(r, ctx):
         text = (f"Our {cc} flow's mean RTT exceeds BBR's by "
                 + ", ".join(f"{fmt(g, 3)} ms at {d}" for d, g in list(shown.items())[::3])
                 + " of link delay (paper: 26-58 ms). The gap is the standing queue that a loss-based flow keeps in the "
-                "100-packet buffers and BBR does not. Our namespace switches queue in a 100-packet FIFO after the "
-                "delay line; the paper's NetEm counts the packets in its delay line towards its 100-packet limit, and "
-                "the paper does not say how it chained TBF and NetEm, so its queue may have been smaller. Not yet "
-                f"measured: {FIDELITY}, queue_model netem-shared vs fifo-after-delay at link delays 10/50/100 ms, "
-                "decides it. The RTT definition is ruled out (iperf3's own sender mean RTT gives the same gaps, "
-                "docs/claims.md).")
-        return core.explain(r, "open", text, gap_ms_by_link_delay=shown, paper_gap_ms=[26, 58])
+                "100-packet buffers and BBR does not. The paper's NetEm counts the packets in its delay line towards "
+                "its 100-packet limit, and the paper does not say how it chained TBF and NetEm, so its queue may have "
+                "been smaller than a 100-packet FIFO after the delay line. The RTT definition is ruled out (iperf3's "
+                "own sender mean RTT gives the same gaps, docs/claims.md). ")
+        kind, more, ev = _ablation(r, ctx, "S05", f"RTT gap {cc}",
+                                   undecided=", the queue models at link delays 10/50/100 ms,")
+        return core.explain(r, kind, text + more, gap_ms_by_link_delay=shown, paper_gap_ms=[26, 58], **ev)
     rtts = {loss: _single(ctx, cc, 10, loss, "rtt_mean_ms") for loss in (0, 1, 5, 10)}
     shown = {f"{k} %": v for k, v in rtts.items() if math.isfinite(v)}
     text = (f"Our {cc} flow's mean RTT at link delay 10 ms is "
             + ", ".join(f"{fmt(v, 3)} ms at loss {k}" for k, v in shown.items())
             + ". Under random loss the RTT is the propagation delay plus the queue the flow keeps in the buffers, "
-            "so it depends on the same buffer semantics as S05 (a FIFO after the delay line here, NetEm's shared "
-            f"limit in the paper). Not yet measured: {FIDELITY} at loss 1/5/10 % decides it.")
-    return core.explain(r, "open", text, rtt_ms_by_loss=shown)
+            "so it depends on the same buffer semantics as S05 (NetEm's shared limit in the paper). ")
+    qty = {"S11": f"RTT {cc}", "S12": "RTT bbr", "S13": f"RTT gap bbr − {cc}"}.get(sid)
+    kind, more, ev = _ablation(r, ctx, sid, qty, undecided=" at loss 1/5/10 %")
+    return core.explain(r, kind, text + more, rtt_ms_by_loss=shown, **ev)
 
 
 def _loss_drop(r, ctx):
@@ -95,9 +149,9 @@ def _loss_drop(r, ctx):
     text = (f"Ours: {cc} {fmt(g0, 4)} Mbit/s at loss 0 % and {fmt(g1, 4)} Mbit/s at {loss} %, a drop of "
             f"{fmt(g0 - g1, 3)} Mbit/s. Our loss is a forward-only random drop as packets enter the switches (iptables statistic) "
             "before the delay; the paper's NetEm applies loss per switch interface, and which directions (data, "
-            "ACKs or both) it covered is not printed. Not yet measured: "
-            f"{FIDELITY}, loss applied by the netem emulation in each direction at 1/5/10 %, decides it.")
-    return core.explain(r, "open", text, goodput_loss0_mbps=g0, goodput_loss_mbps=g1, loss_pct=loss)
+            "ACKs or both) it covered is not printed. ")
+    kind, more, ev = _ablation(r, ctx, sid, f"goodput drop {cc}", undecided=" at loss 1/5/10 %")
+    return core.explain(r, kind, text + more, goodput_loss0_mbps=g0, goodput_loss_mbps=g1, loss_pct=loss, **ev)
 
 
 def _bbr_loss(r, ctx):
@@ -143,9 +197,9 @@ def _s10(r, ctx):
                             f"{fmt(implied, 3)} Mbit/s = {fmt(implied / core.CAPACITY_MBPS * 100, 3)} % of 20 Mbit/s, "
                             f"above S10's 55 %. Ours at 1 %: {fmt(_single(ctx, cc, 10, 1, 'goodput_mbps'), 4)} Mbit/s.",
                             contradicted_at_loss_pct=bad, paper_implied_mbps_at_1pct=implied)
-    return core.explain(r, "open", f"Contradicted at loss {', '.join(map(str, bad)) or '-'} %; the loss response "
-                        f"depends on how loss is applied (see S06). Not yet measured: {FIDELITY} decides it.",
-                        contradicted_at_loss_pct=bad)
+    kind, more, ev = _ablation(r, ctx, "S10", f"goodput fraction {cc}")
+    return core.explain(r, kind, f"Contradicted at loss {', '.join(map(str, bad)) or '-'} %; the loss response "
+                        f"depends on how loss is applied (see S06). " + more, contradicted_at_loss_pct=bad, **ev)
 
 
 def _s26(r, ctx):
@@ -179,12 +233,14 @@ def _table4(r, ctx, rows):
     one = next((v for k, v in shares.items() if pair and k.startswith(f"pair{pair} ")), None)
     lead = (f"Ours {fmt(one['ours_mbps'][0], 3)} vs {fmt(one['ours_mbps'][1], 3)} Mbit/s, the paper "
             f"{one['paper_mbps'][0]:g} vs {one['paper_mbps'][1]:g}. " if one else "")
-    text = (lead + "How two flows share the bottleneck depends on the buffer they share: our FIFO after the delay "
+    text = (lead + "How two flows share the bottleneck depends on the buffer they share: a FIFO after the delay "
             "line holds 100 packets, the paper's NetEm limit also counts the packets in its delay line. Reno, CUBIC "
             "and BBR are the kernel's own; the BPF BIC's goodput and decrease ratio are equivalent to the kernel's "
-            "tcp_bic (docs/cc-validation.md). Not yet measured: "
-            f"{FIDELITY}, the Table 4 pairs under each queue model, decides it.")
-    return core.explain(r, "open", text, shares=shares if not one else one, validation="docs/cc-validation.md")
+            "tcp_bic (docs/cc-validation.md). ")
+    kind, more, ev = _ablation(r, ctx, "T4", "Jain's index", config_has=f"pair {pair}:" if pair else None,
+                               undecided=", the Table 4 pairs under each queue model,")
+    return core.explain(r, kind, text + more, shares=shares if not one else one, validation="docs/cc-validation.md",
+                        **ev)
 
 
 def _udp(r, ctx):
@@ -204,11 +260,12 @@ def _udp(r, ctx):
             "drop-tail buffers a CBR flow loses the same share p of its packets as TCP does, so for TCP to keep 8-10 "
             "of 20 Mbit/s against CBR 20, p must be near 0.5; with 8-KB datagrams fragmented into ~6 IP packets "
             "over round-robin paths, whole datagrams would then survive with probability (1 - p)^6, about 2 %: "
-            "fragmentation alone cannot give both of the paper's numbers. Not yet measured: the UDP datagram size "
+            "fragmentation alone cannot give both of the paper's numbers. Two candidates: the UDP datagram size "
             "(iperf3 3.1.3, the paper's era, sent 8192-byte datagrams; since 3.1.5 it sends one MSS, 1448 bytes here: "
-            "docs/netem-semantics.md) and whether the paper's UDP figure is sender- or "
-            f"receiver-side, in {FIDELITY}.")
-    return core.explain(r, "open", text, per_cbr=per)
+            "docs/netem-semantics.md) and whether the paper's UDP figure is sender- or receiver-side (not measured). ")
+    sid = r["claim_id"].split("-", 1)[0]
+    kind, more, ev = _ablation(r, ctx, sid, cc or None, undecided=", with 8192-byte datagrams and each queue model,")
+    return core.explain(r, kind, text + more, per_cbr=per, **ev)
 
 
 def _short_runs(r, ctx):
