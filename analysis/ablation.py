@@ -55,6 +55,46 @@ def arms(run_ids) -> pd.DataFrame:
     return pd.DataFrame({"run_id": rid, "queue_model": qm, "udp_len_bytes": ln})
 
 
+def arm_set(df: pd.DataFrame) -> list[tuple]:
+    """The distinct (queue_model, udp_len_bytes or None) arms of a study-000 dataset's rows, sorted."""
+    if "run_id" not in df or df.empty:
+        return []
+    a = arms(df["run_id"].unique())
+    return sorted({(q, None if pd.isna(n) else int(n)) for q, n in zip(a["queue_model"], a["udp_len_bytes"])},
+                  key=lambda k: (k[0], k[1] or 0))
+
+
+def parse_arm(text: str) -> tuple:
+    """``MODEL`` or ``MODEL,LEN`` (e.g. "tbf-netem", "fifo-after-delay,8192") -> (queue_model, udp_len_bytes or
+    None). Raises AnalysisError for an unknown model or a bad length."""
+    model, _, ln = str(text).partition(",")
+    if model not in QUEUE_MODELS:
+        raise AnalysisError(f"unknown queue model {model!r} (one of {', '.join(QUEUE_MODELS)})")
+    if ln and not ln.isdigit():
+        raise AnalysisError(f"bad UDP datagram size {ln!r} in arm {text!r} (bytes, e.g. 8192)")
+    return model, int(ln) if ln else None
+
+
+def select_arm(df: pd.DataFrame, arm: tuple) -> pd.DataFrame:
+    """The rows of ``df`` (and of its ``attrs["runs"]`` listing) whose run_id is of ``arm`` = (queue_model,
+    udp_len_bytes or None). Runs without UDP traffic have no datagram size: with a size given, TCP-only runs of the
+    queue model are kept too."""
+    def keep(run_ids) -> np.ndarray:
+        a = arms(run_ids)
+        m = (a["queue_model"] == arm[0]).to_numpy()
+        if arm[1] is None:
+            return m & a["udp_len_bytes"].isna().to_numpy()
+        tcp_only = ~pd.Series(list(run_ids), dtype=object).astype(str).str.startswith("udp_fairness").to_numpy()
+        return m & ((a["udp_len_bytes"] == arm[1]).fillna(False).to_numpy() | (a["udp_len_bytes"].isna().to_numpy()
+                                                                             & tcp_only))
+    runs = df.attrs.get("runs")
+    out = df[keep(df["run_id"])] if len(df) else df
+    out = out.copy()
+    if runs is not None:
+        out.attrs["runs"] = runs[keep(runs["run_id"])].reset_index(drop=True) if len(runs) else runs
+    return out
+
+
 def with_arms(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` (rows of load_campaign) with the columns queue_model and udp_len_bytes of :func:`arms`."""
     a = arms(df["run_id"]).drop(columns="run_id")

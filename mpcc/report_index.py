@@ -33,7 +33,7 @@ STUDIES = (
           "8 network namespaces (src1, src2, router1, switch1, switch2, router2, dst1, dst2) with TBF 10 Mbit/s and "
           "a 100-packet buffer per switch; round-robin by nftables numgen (the kernel has no TEQL); delay by a "
           "userspace NFQUEUE shim and loss by iptables (no netem); BIC as a BPF port; iperf3 flows, tcpdump at router1.",
-          ("01", "02", "03", "04", "05", "06", "07", "08"), "08_scorecard",
+          ("01", "02", "03", "04", "05", "06", "07", "08", "13"), "08_scorecard",
           {"01_table3": "Table 3: goodput and SACK blocks per CC on one path and on two. Compare each bar (ours, 95 % "
                         "CI) with the paper's diamond; multipath should roughly double a CC's goodput.",
            "02_fig3_fig4_link_delay": "Figures 3-4: goodput and RTT against the link delay (10-100 ms). Look at how "
@@ -47,7 +47,13 @@ STUDIES = (
            "06_fig2_cwnd_vs_bdp": "Figure 2: congestion window over time against the path's bandwidth-delay "
                                   "product; a window far above the BDP is a standing queue.",
            "08_scorecard": "Every quantitative claim of the paper: reproduced, not reproduced, inconclusive, not "
-                           "comparable or not run, with the explanation kind of each difference."}),
+                           "comparable or not run, with the explanation kind of each difference.",
+           "13_rtt_gap": "The fidelity ablation (notebook 13, its own dataset): BBR's RTT advantage under each switch "
+                         "queue model. How far does the paper's NetEm semantics move the gap toward the paper's "
+                         "26-58 ms band?",
+           "13_effects": "The fidelity ablation: every quantity behind a claim, the change each faithful queue model "
+                         "makes against the FIFO after the delay line (95 % CI); an interval that misses 0 is a move "
+                         "beyond run-to-run noise."}),
     Study("001", "Analisis Performansi Metode Redundant Multipath TCP pada Bufferbloat Channel di Jaringan LTE/Wi-Fi "
           "(performance analysis of the redundant Multipath TCP method on a bufferbloat channel in LTE/Wi-Fi networks)",
           "Whether MPTCP over an LTE-like and a Wi-Fi-like path beats single-path TCP as the bottleneck buffer grows.",
@@ -187,7 +193,7 @@ def write(out: Path, results: list[dict], repo: Path, *, alpha: float, n_boot: i
                 page.append(f'<figure><img src="figures/{f.name}" alt="{html.escape(caption)}">'
                             f"<figcaption>{html.escape(caption)} <i>(our measurements; the paper's values where "
                             f"marked)</i></figcaption></figure>")
-        page.append("<table><tr><th>notebook</th><th>status</th><th>tables</th></tr>")
+        page.append("<table><tr><th>notebook</th><th>data</th><th>status</th><th>tables</th></tr>")
         for r in recs:
             name = html.escape(r["notebook"])
             link = f'<a href="{html.escape(r["html"])}">{name}</a>' if r.get("html") else name
@@ -195,7 +201,8 @@ def write(out: Path, results: list[dict], repo: Path, *, alpha: float, n_boot: i
                       f"<span class='failed'>failed: {html.escape(r.get('error', ''))}</span>")
             own = [t for t in tables if t.name.startswith(r["notebook"][:3])]
             tl = ", ".join(f'<a href="tables/{t.name}">{html.escape(t.stem)}</a>' for t in own) or "-"
-            page.append(f"<tr><td>{link}</td><td>{status}</td><td>{tl}</td></tr>")
+            nd = html.escape(_rel(r.get("campaign_dir", ""), repo)) if r.get("campaign_dir") else "-"
+            page.append(f"<tr><td>{link}</td><td><code>{nd}</code></td><td>{status}</td><td>{tl}</td></tr>")
         page.append("</table>")
     if environment is not None:
         from mpcc.report_env import describe

@@ -167,3 +167,25 @@ def test_explanations_cite_the_ablation(monkeypatch):
     kind, text, ev = f000._ablation({"claim_id": "S05-cubic"}, base, "S05", "RTT gap cubic", undecided=", X,")
     assert kind == "open" and text.startswith("Not yet measured: the fidelity ablation") and ", X, decides it" in text
     assert ev == {}
+
+
+def test_arms_are_never_pooled_and_one_can_be_selected():
+    from analysis.claims import evaluate
+    from analysis.errors import AnalysisError
+    df = made_up()
+    df.attrs["runs"] = pd.DataFrame({"run_id": df["run_id"].unique(), "status": "complete", "reason": ""})
+    assert ab.arm_set(df) == [("fifo-after-delay", None), ("fifo-after-delay", 8192), ("tbf-netem", None),
+                              ("tbf-netem", 8192)]
+    with pytest.raises(AnalysisError, match="mixes switch queue models"):
+        evaluate(df, n_boot=200)
+    assert ab.parse_arm("tbf-netem") == ("tbf-netem", None)
+    assert ab.parse_arm("fifo-after-delay,8192") == ("fifo-after-delay", 8192)
+    for bad in ("netem-shared", "tbf-netem,8k"):
+        with pytest.raises(AnalysisError):
+            ab.parse_arm(bad)
+    one = ab.select_arm(df, ("tbf-netem", None))
+    assert ab.arm_set(one) == [("tbf-netem", None)] and len(one) == 40   # (3 link-delay + 1 loss + 2 pair + 2 UDP rows) x 5 reps
+    assert set(one.attrs["runs"]["run_id"]) == set(one["run_id"])
+    big = ab.select_arm(df, ("tbf-netem", 8192))                              # its UDP runs and every TCP-only run
+    assert set(big.loc[big["experiment"] == "udp_fairness", "run_id"].str.contains("len8192B")) == {True}
+    assert big["experiment"].value_counts()["link_delay"] == 15

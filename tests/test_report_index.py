@@ -89,3 +89,29 @@ def test_html_reports_leave_out_the_set_up_code(tmp_path):
         i = next(k for k, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
         setup = next(c for c in cells[i + 1:] if c.cell_type == "code")
         assert HIDE_INPUT_TAG in setup.metadata.get("tags", []) and "import" in setup.source, p.name
+
+
+def test_a_notebook_of_one_campaign_runs_on_its_own_bundle_unless_given_that_campaign(tmp_path):
+    """mpcc reproduce: metadata mpcc.campaign (notebook 13: "fidelity000") -> --data only when --data is that
+    campaign, else the notebook's default_data; family notebooks keep their rule."""
+    import json
+
+    import nbformat
+
+    from mpcc.commands.reproduce import _family_data
+
+    repo = tmp_path / "repo"
+    (repo / "notebooks").mkdir(parents=True)
+    for name, camp in (("fidelity000", "fidelity000"), ("paper", "paper")):
+        (repo / "data" / name / "runs").mkdir(parents=True)
+        (repo / "data" / name / "campaign.json").write_text(json.dumps({"name": camp}))
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["mpcc"] = {"family": "000", "campaign": "fidelity000", "default_data": "data/fidelity000"}
+    p = repo / "notebooks" / "13_x.ipynb"
+    nbformat.write(nb, str(p))
+    own = (repo / "data" / "fidelity000").resolve()
+    assert _family_data(p, repo / "data" / "paper", "000") == (own, "000")
+    assert _family_data(p, own, "000") == (own, "000")
+    nb.metadata["mpcc"] = {"family": "001", "default_data": "data/study001"}
+    nbformat.write(nb, str(p))
+    assert _family_data(p, repo / "data" / "paper", "000") == ((repo / "data" / "study001").resolve(), "001")

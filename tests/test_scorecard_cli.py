@@ -72,6 +72,8 @@ def test_text_one_line_per_claim(camp, capsys):
     (["/"], "not a campaign directory"),
     (["CAMP", "--alpha", "0"], "--alpha must be between 0 and 1"),
     (["CAMP", "--jobs", "0"], "--jobs must be >= 1"),
+    (["CAMP", "--arm", "netem-shared"], "--arm: unknown queue model 'netem-shared'"),
+    (["CAMP", "--arm", "tbf-netem", "--no-progress"], "--arm tbf-netem: no complete run of that arm"),
 ])
 def test_bad_input_one_line_exit_2(camp, args, msg):
     args = [str(camp) if a == "CAMP" else a for a in args]

@@ -5,7 +5,7 @@ outputs."""
 import sys
 from pathlib import Path
 
-import nbformat as nbf
+import nbgen
 
 NB = Path(__file__).resolve().parents[1] / "notebooks"
 
@@ -79,18 +79,7 @@ ONLY = tuple(sys.argv[1:])
 def notebook(name, family, default, cells):
     if ONLY and not name.startswith(ONLY):
         return
-    nb = nbf.v4.new_notebook()
-    nb.metadata.update({"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-                        "language_info": {"name": "python"},
-                        "mpcc": {"family": family, "default_data": default.replace("../", "")}})
-    out = []
-    for kind, src, *tags in cells:
-        c = nbf.v4.new_markdown_cell(src) if kind == "md" else nbf.v4.new_code_cell(src)
-        if tags:
-            c.metadata["tags"] = tags
-        out.append(c)
-    nb.cells = out
-    nbf.write(nb, str(NB / name))
+    nbgen.write(NB / name, {"family": family, "default_data": default.replace("../", "")}, cells)
 
 
 notebook("09_study001_buffer_sweep.ipynb", "001", "../data/study001", [

@@ -14,7 +14,9 @@ def evaluate(df: pd.DataFrame, *, alpha: float = 0.05, n_boot: int = 9999, seed:
     ``df`` (``analysis.dataset.load_campaign``; its ``attrs["runs"]`` gives the reasons for "not run").
 
     Runs with a path skew are not mixed with runs without: if ``df`` holds several ``path_skew_ms`` values, only
-    the skew-0 rows (the paper's setting) are used and every note says so."""
+    the skew-0 rows (the paper's setting) are used and every note says so. Runs of different switch queue models or
+    UDP datagram sizes (the fidelity ablation's arms, ``analysis.ablation``) are never pooled: a dataset holding
+    several raises AnalysisError (select one with ``analysis.ablation.select_arm``)."""
     if not 0 < float(alpha) < 1:
         raise AnalysisError(f"alpha must be in (0, 1), got {alpha}")
     if int(n_boot) < 100:
@@ -36,6 +38,12 @@ def evaluate(df: pd.DataFrame, *, alpha: float = 0.05, n_boot: int = 9999, seed:
             extra = f"only path_skew_ms=0 runs used (campaign also has {', '.join(f'{s:g}' for s in skews if s)})"
         elif skews and skews[0] != 0:
             extra = f"all runs have path_skew_ms={skews[0]:g} (the paper has no configured skew)"
+    from analysis.ablation import arm_label, arm_set
+    arms = arm_set(df)
+    if len(arms) > 1:
+        raise AnalysisError("dataset mixes switch queue models / UDP datagram sizes ("
+                            + "; ".join(arm_label(*a) for a in arms) + "): score one arm at a time "
+                            "(mpcc scorecard DIR --arm MODEL[,LEN]; analysis.ablation.select_arm)")
     df = df.copy()
     df.attrs = {}  # pandas deep-copies attrs on every operation: keep the run listing out of the hot path
     ctx = core.Ctx(df=df, runs=runs, alpha=float(alpha), n_boot=int(n_boot), seed=int(seed))

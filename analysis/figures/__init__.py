@@ -12,12 +12,12 @@ Modules (one job each):
 """
 from analysis.figures.coverage import apply_filters, experiment_rows, run_coverage
 from analysis.figures.output import save_figure, save_table
-from analysis.figures.plots import bar_ci, legend_outside, line_ci
+from analysis.figures.plots import band_panels, bar_ci, legend_outside, line_ci, lines_band
 from analysis.figures.readable import label, readable
 from analysis.figures.ss_samples import bdp_packets, cwnd_series, data_connection, parse_ss, ss_path
 from analysis.figures.style import CC_ORDER, cc_palette, set_style
 from analysis.figures.summarise import describe_differences, mean_ci, paper_vs_ours
 
 __all__ = ["apply_filters", "experiment_rows", "run_coverage", "save_figure", "save_table", "bar_ci", "legend_outside",
-           "line_ci", "label", "readable", "bdp_packets", "cwnd_series", "data_connection", "parse_ss", "ss_path",
+           "line_ci", "lines_band", "band_panels", "label", "readable", "bdp_packets", "cwnd_series", "data_connection", "parse_ss", "ss_path",
            "CC_ORDER", "cc_palette", "set_style", "mean_ci", "paper_vs_ours", "describe_differences"]

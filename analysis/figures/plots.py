@@ -135,3 +135,37 @@ def bar_ci(summary: pd.DataFrame, x: str, *, hue: str, y: str = "mean", lo: str 
         ax.set_title(title)
     legend_outside(ax)
     return ax
+
+
+def lines_band(ax, summary: pd.DataFrame, x: str, *, hue: str, band: tuple[float, float], band_label: str,
+               y: str = "mean", lo: str = "ci_low", hi: str = "ci_high", name_fmt: str = "{} (ours)"):
+    """Our lines of ``y`` against ``x`` per ``hue`` (each congestion control in its own colour) with CI error bars,
+    over a grey band ``band`` = (low, high) for a range the paper states (labelled ``band_label``). Returns ax."""
+    ax.axhspan(band[0], band[1], color="0.85", zorder=0, label=band_label)
+    names = order(summary[hue]) if len(summary) else []
+    pal = cc_palette(names)
+    for name in names:
+        s = summary[summary[hue] == name].sort_values(x)
+        ax.errorbar(s[x], s[y], yerr=_yerr(s, y, lo, hi), marker=MARKERS.get(name, "o"), capsize=3,
+                    color=pal[name], label=name_fmt.format(name))
+    return ax
+
+
+def band_panels(summary: pd.DataFrame, panel: str, x: str, *, hue: str, band: tuple[float, float], band_label: str,
+                xlabel: str, ylabel: str, title: str, panel_title: str = "{}", name_fmt: str = "{} (ours)",
+                panel_order=None):
+    """One panel per value of ``panel`` (side by side, shared y axis), each :func:`lines_band`; the legend right of
+    the last panel. Returns the Figure."""
+    names = list(panel_order) if panel_order is not None else list(dict.fromkeys(summary[panel]))
+    fig, axes = plt.subplots(1, max(len(names), 1), figsize=(max(4.0 * len(names), 7.5), 3.9), sharey=True,
+                             squeeze=False)
+    for ax, name in zip(axes[0], names):
+        lines_band(ax, summary[summary[panel] == name], x, hue=hue, band=band, band_label=band_label,
+                   name_fmt=name_fmt)
+        ax.set_title(panel_title.format(name), fontsize=9)
+        ax.set_xlabel(xlabel)
+    axes[0][0].set_ylabel(ylabel)
+    legend_outside(axes[0][-1])
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig

@@ -38,8 +38,14 @@ def order(names) -> list:
     return [n for n in CC_ORDER if n in names] + sorted(n for n in names if n not in CC_ORDER)
 
 
-def set_style():
-    """Apply the notebooks' style (whitegrid, paper context, 100 dpi inline figures)."""
+def set_style(tables: bool = False):
+    """Apply the notebooks' style (whitegrid, paper context, 100 dpi inline figures); with ``tables`` also the
+    notebooks' pandas display options (3 digits, up to 40 columns and 300 rows, text shown whole, 200 characters)."""
+    if tables:
+        import pandas as pd
+        for k, v in (("display.precision", 3), ("display.max_columns", 40), ("display.max_rows", 300),
+                     ("display.max_colwidth", None), ("display.width", 200)):
+            pd.set_option(k, v)
     sns.set_theme(style="whitegrid", context="notebook", palette="colorblind")
     matplotlib.rcParams.update({"figure.dpi": 100, "savefig.dpi": 150, "figure.figsize": (7.0, 4.2),
                                 "axes.titlesize": 11, "legend.fontsize": 9})

@@ -8,7 +8,9 @@ figures to ``OUT/figures/*.png`` and tables to ``OUT/tables/*.csv``. ``OUT/index
 exit status is 1 if any failed.
 
 A notebook of another study family (metadata ``mpcc.family``, e.g. "001") runs on ``--data`` when that campaign is
-of its family, else on its own bundled campaign (metadata ``mpcc.default_data``, e.g. data/study001): `make
+of its family, else on its own bundled campaign (metadata ``mpcc.default_data``, e.g. data/study001); a notebook of
+one campaign (metadata ``mpcc.campaign``, e.g. notebook 13 of study 000's fidelity ablation, "fidelity000") runs on
+``--data`` only when that is the campaign it names, else on its own bundle: `make
 reproduce` reproduces study 000 on data/paper (the paper protocol, 1,340 runs of 100 s) and studies 001-004 on
 their bundles.
 
@@ -106,9 +108,24 @@ def _family_data(nb_path: Path, data: Path, data_family: str) -> tuple[Path, str
 
     meta = (nbformat.read(str(nb_path), as_version=4).metadata.get("mpcc") or {})
     fam = str(meta.get("family", "000"))
-    if fam == data_family or not meta.get("default_data"):
+    own = (nb_path.resolve().parent.parent / meta["default_data"]).resolve() if meta.get("default_data") else None
+    if meta.get("campaign"):   # a notebook of one campaign (e.g. fidelity000): --data only when it is that campaign
+        return (data if _campaign_name(data) == meta["campaign"] or own is None else own), fam
+    if fam == data_family or own is None:
         return data, fam
-    return (nb_path.resolve().parent.parent / meta["default_data"]).resolve(), fam
+    return own, fam
+
+
+def _campaign_name(d: Path) -> str:
+    """The campaign name a campaign directory or bundle records (campaign.json, else bundle.json), "" if none."""
+    for name, key in (("campaign.json", "name"), ("bundle.json", "campaign")):
+        try:
+            v = json.loads((d / name).read_text()).get(key)
+        except (OSError, ValueError, AttributeError):
+            continue
+        if v:
+            return str(v)
+    return ""
 
 
 def _first_family(data: Path) -> str:

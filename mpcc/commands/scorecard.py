@@ -25,6 +25,9 @@ def add_arguments(parser):
                         help="keep the per-run derived tables under DIR/<run_id>/ instead of inside the run directories")
     parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="analyse runs on a dask.distributed scheduler")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.add_argument("--arm", metavar="MODEL[,LEN]",
+                        help="study 000 datasets of several switch queue models / UDP datagram sizes (the fidelity "
+                             "ablation, data/fidelity000): score this arm, e.g. tbf-netem or fifo-after-delay,8192")
 
 
 def _clean(v):
@@ -76,8 +79,22 @@ def run(args) -> int:
     from analysis.claims.explain import evidence_of
     from analysis.dataset import load_campaign
 
+    arm = None
+    if args.arm is not None:
+        from analysis.ablation import parse_arm
+        from analysis.errors import AnalysisError
+        try:
+            arm = parse_arm(args.arm)
+        except AnalysisError as exc:
+            raise UserError(f"--arm: {exc}") from None
     df = load_campaign(d, jobs=args.jobs, progress=not args.no_progress, scheduler=args.scheduler,
                        derived_dir=args.derived_dir)
+    if arm is not None:
+        from analysis.ablation import arm_label, arm_set, select_arm
+        if arm not in arm_set(df):
+            raise UserError(f"--arm {args.arm}: no complete run of that arm in {d} (arms: "
+                            f"{'; '.join(arm_label(*a) for a in arm_set(df)) or 'none'})")
+        df = select_arm(df, arm)
     res = evaluate(df, alpha=args.alpha, n_boot=args.n_boot, seed=args.seed)
     counts = run_counts(df.attrs["runs"])
     head = headline(res)

@@ -1,0 +1,21 @@
+"""Write a notebook from (kind, source, *tags) cells: the shared writer of tools/make_family_notebooks.py and
+tools/make_ablation_notebook.py. ``kind`` is "md" or "code"; tags go to the cell's metadata (e.g. "parameters" for
+papermill, "hide-input" for the HTML report)."""
+from pathlib import Path
+
+import nbformat as nbf
+
+
+def write(path: Path, mpcc: dict, cells) -> None:
+    """The notebook at ``path``: a python3 kernel, metadata ``mpcc`` (family, default_data, campaign), ``cells``."""
+    nb = nbf.v4.new_notebook()
+    nb.metadata.update({"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                        "language_info": {"name": "python"}, "mpcc": dict(mpcc)})
+    out = []
+    for kind, src, *tags in cells:
+        c = nbf.v4.new_markdown_cell(src) if kind == "md" else nbf.v4.new_code_cell(src)
+        if tags:
+            c.metadata["tags"] = tags
+        out.append(c)
+    nb.cells = out
+    nbf.write(nb, str(path))
