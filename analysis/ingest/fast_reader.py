@@ -282,12 +282,18 @@ class _Gather:
 
 def load_buffer(path) -> np.ndarray:
     """The capture's bytes (decompressed when the file starts with the gzip or xz magic) in a uint8 array followed by
-    ``_PAD`` zero bytes (so ``len(buf) - _PAD`` is the capture size)."""
+    ``_PAD`` zero bytes (so ``len(buf) - _PAD`` is the capture size). An uncompressed file of at least
+    ``mapped.MIN_BYTES`` is memory-mapped (read-only, no copy: ``analysis.ingest.mapped``), a smaller one read."""
+    from analysis.ingest import mapped
     from analysis.ingest.compressed import compression_of, decompress_file
     with open(path, "rb") as f:
         if compression_of(path) is None:
             f.seek(0)
             size = os.fstat(f.fileno()).st_size
+            if mapped.wanted(size):
+                buf = mapped.map_padded(f, size, _PAD)
+                if buf is not None:
+                    return buf
             buf = np.empty(size + _PAD, np.uint8)
             got = f.readinto(memoryview(buf)[:size])
             buf[got:] = 0
