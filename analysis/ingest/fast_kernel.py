@@ -5,9 +5,88 @@ Plain Python source compiled with ``numba.njit`` at import (import this module o
 checks, same TCP option rules (RFC 9293 sec. 3.1: kind 0 ends the list, kind 1 is a one-byte NOP, any other
 option is kind/length/data; a length < 2 or an option running past the captured header stops parsing) -- and
 writes only the kept rows, compacted, into preallocated schema-typed columns.
+
+Both loops issue software prefetches (``llvm.prefetch``, :func:`prefetch`): the record walk for the record about
+eight records ahead (assuming records of the length just seen), the decoder for the two cache lines of the record
+eight ahead. In a capture of whole frames the records are ~1.5 KB apart and every header misses the caches; without
+the prefetches the walk and the decode of a 244,000-packet, 255-MB capture took 29 and 43 ms, with them 12.5 and
+19 ms (bench/README.md). A prefetch never changes a value; where the intrinsic cannot be compiled it is a no-op.
 """
 import numba
 import numpy as np
+
+
+def _make_prefetch():
+    """``prefetch(arr, i)``: hint the CPU to load the cache line of ``arr[i]`` (llvm.prefetch: read, high
+    locality, data cache); a no-op where the intrinsic is not available."""
+    try:
+        from llvmlite import ir
+        from numba.core import cgutils, types
+        from numba.extending import intrinsic
+
+        @intrinsic
+        def prefetch(typingctx, arr, idx):
+            sig = types.void(arr, idx)
+
+            def codegen(context, builder, signature, args):
+                aryty = signature.args[0]
+                ary = context.make_array(aryty)(context, builder, args[0])
+                ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
+                i8p = ir.IntType(8).as_pointer()
+                i32 = ir.IntType(32)
+                fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+                fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+                builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                                  ir.Constant(i32, 1)])
+                return context.get_dummy_value()
+            return sig, codegen
+
+        @numba.njit
+        def _probe(a):
+            prefetch(a, 0)
+            return a[0]
+
+        _probe(np.zeros(1, np.uint8))
+        return prefetch
+    except Exception:  # noqa: BLE001 - an LLVM without the intrinsic: prefetching is only a hint
+        @numba.njit(inline="always")
+        def prefetch(arr, i):
+            return None
+        return prefetch
+
+
+prefetch = _make_prefetch()
+PREFETCH_AHEAD = 8   # records
+
+
+def walk_kernel(buf, size, big_endian, out):
+    """Offsets of the record headers of a classic pcap buffer (first record at byte 24) into ``out``; returns (n,
+    status, bad record number, its incl_len, bytes present) with status as ``fast_reader.WALK_*`` (0 complete, 1 a
+    truncated record header, 2 a corrupt record length, 3 a truncated last record)."""
+    n = 0
+    off = 24
+    step = np.int64(0)
+    while off < size:
+        if size - off < 16:
+            return n, 1, n + 1, 0, 0
+        ahead = off + PREFETCH_AHEAD * step
+        if ahead < size:
+            prefetch(buf, ahead)
+        if big_endian:
+            incl = ((np.int64(buf[off + 8]) << 24) | (np.int64(buf[off + 9]) << 16)
+                    | (np.int64(buf[off + 10]) << 8) | np.int64(buf[off + 11]))
+        else:
+            incl = ((np.int64(buf[off + 11]) << 24) | (np.int64(buf[off + 10]) << 16)
+                    | (np.int64(buf[off + 9]) << 8) | np.int64(buf[off + 8]))
+        if incl > 0x4000000:
+            return n, 2, n + 1, incl, 0
+        if off + 16 + incl > size:
+            return n, 3, n + 1, incl, size - off - 16
+        out[n] = off
+        n += 1
+        step = 16 + incl
+        off += step
+    return n, 0, 0, 0, 0
 
 def _be16(b, i):
     return (np.int64(b[i]) << 8) | np.int64(b[i + 1])
@@ -30,8 +109,14 @@ def decode_kernel(buf, offs, unit, big, linktype,
     ``sack_o`` is (n, 8): left/right edges of blocks 1..4; ``addr_o`` is (n, 2): IPv4 source/destination as
     integers, or for IPv6 the absolute buffer offsets of the 16-byte addresses."""
     j = 0
-    for r in range(offs.shape[0]):
+    nr = offs.shape[0]
+    for r in range(nr):
         off = offs[r]
+        if r + PREFETCH_AHEAD < nr:
+            ahead = offs[r + PREFETCH_AHEAD]
+            prefetch(buf, ahead)
+            if ahead + 64 < buf.shape[0]:
+                prefetch(buf, ahead + 64)
         if big:
             sec = _be32(buf, off)
             frac = _be32(buf, off + 4)
@@ -235,3 +320,4 @@ _be16 = numba.njit(inline="always")(_be16)
 _be32 = numba.njit(inline="always")(_be32)
 _le32 = numba.njit(inline="always")(_le32)
 decode = numba.njit(cache=True, nogil=True)(decode_kernel)
+walk = numba.njit(cache=True, nogil=True)(walk_kernel)

@@ -53,7 +53,7 @@ WALK_OK, WALK_SHORT_HEADER, WALK_CORRUPT, WALK_TRUNCATED = 0, 1, 2, 3
 
 
 def _walk_py(buf: np.ndarray, size: int, big_endian: bool):
-    """Offsets of the record headers (pure Python fallback of the numba kernel `_walk_kernel`).
+    """Offsets of the record headers (pure Python fallback of the numba kernel ``fast_kernel.walk_kernel``).
 
     Returns (offsets int64 array, status, record number of the bad record, its incl_len, bytes present)."""
     mv = memoryview(buf)
@@ -185,28 +185,6 @@ def _walk_np(buf: np.ndarray, size: int, big_endian: bool):
     return offs, WALK_OK, 0, 0, 0
 
 
-def _walk_kernel(buf, size, big_endian, out):  # pragma: no cover - compiled by numba when available
-    n = 0
-    off = 24
-    while off < size:
-        if size - off < 16:
-            return n, 1, n + 1, 0, 0
-        if big_endian:
-            incl = ((np.int64(buf[off + 8]) << 24) | (np.int64(buf[off + 9]) << 16)
-                    | (np.int64(buf[off + 10]) << 8) | np.int64(buf[off + 11]))
-        else:
-            incl = ((np.int64(buf[off + 11]) << 24) | (np.int64(buf[off + 10]) << 16)
-                    | (np.int64(buf[off + 9]) << 8) | np.int64(buf[off + 8]))
-        if incl > 0x4000000:
-            return n, 2, n + 1, incl, 0
-        if off + 16 + incl > size:
-            return n, 3, n + 1, incl, size - off - 16
-        out[n] = off
-        n += 1
-        off += 16 + incl
-    return n, 0, 0, 0, 0
-
-
 _NUMBA = {}  # lazily imported: numba costs ~0.5 s to import, worth it only for large captures
 NUMBA_MIN_BYTES = 8_000_000  # below this the Python walk takes a few ms (unless numba is loaded already)
 
@@ -225,8 +203,8 @@ def have_numba() -> bool:
         try:
             import numba
 
-            from analysis.ingest.fast_kernel import decode
-            _NUMBA["walk"] = numba.njit(cache=True, nogil=True)(_walk_kernel)
+            from analysis.ingest.fast_kernel import decode, walk
+            _NUMBA["walk"] = walk
             _NUMBA["decode"] = decode
         except Exception:  # noqa: BLE001 - numba absent or broken: pure Python walk
             _NUMBA["walk"] = None
