@@ -108,22 +108,37 @@ def run_status(campaign_dir) -> pd.DataFrame:
     return listing(rows, cols)
 
 
+def run_metas(campaign_dir):
+    """(run_id, meta.json as a dict, {} where a run has none or it is unreadable) for every run of ``campaign_dir``
+    that is not a superseded ``.incomplete-`` directory, from run directories or a columnar bundle."""
+    if _columnar(campaign_dir):
+        from analysis import bundle_store
+        runs = bundle_store.read_table(campaign_dir, "runs", columns=["meta_json"])
+        for rid, text in zip(runs["run_id"], runs["meta_json"]):
+            try:
+                meta = json.loads(text) if isinstance(text, str) and text else {}   # null: a run without meta.json
+            except ValueError:
+                meta = {}
+            yield rid, meta if isinstance(meta, dict) else {}
+        return
+    for d in _run_dirs(campaign_dir):
+        if ".incomplete-" in d.name:
+            continue
+        try:
+            meta = json.loads((d / "meta.json").read_text())
+        except (OSError, ValueError):
+            meta = {}
+        yield d.name, meta if isinstance(meta, dict) else {}
+
+
 def run_hosts(campaign_dir) -> pd.DataFrame:
     """The host and kernel that recorded each run of ``campaign_dir`` (``runmeta.recorded_on``: meta.json, else
     the first line of runner.log): columns run_id, host, kernel (None where not recorded). A campaign recorded on
     several hosts (``mpcc campaign run --scheduler``) is audited with ``analysis.stats.host_effect``."""
     cols = ["run_id", "host", "kernel"]
     if _columnar(campaign_dir):
-        from analysis import bundle_store
-        runs = bundle_store.read_table(campaign_dir, "runs", columns=["meta_json"])
-        recs = []
-        for rid, text in zip(runs["run_id"], runs["meta_json"]):
-            try:
-                meta = json.loads(text) if isinstance(text, str) and text else {}   # null: a run without meta.json
-            except ValueError:
-                meta = {}
-            recs.append({"run_id": rid, **runmeta.recorded_on(meta if isinstance(meta, dict) else {})})
-        return pd.DataFrame(recs, columns=cols)
+        return pd.DataFrame([{"run_id": rid, **runmeta.recorded_on(meta)} for rid, meta in run_metas(campaign_dir)],
+                            columns=cols)
     return pd.DataFrame([{"run_id": d.name, **runmeta.read_recorded_on(d)} for d in _run_dirs(campaign_dir)
                          if ".incomplete-" not in d.name], columns=cols)
 

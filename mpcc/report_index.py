@@ -67,7 +67,8 @@ STUDIES = (
           "(performance analysis of PCC using video streaming)",
           "Whether PCC Vivace streams video better than CUBIC over a shared link with UDP background traffic.",
           "A video server and three clients over a shared 100 Mbit/s link (netns), ffmpeg-made video fetched with "
-          "curl, D-ITG UDP background; PCC Vivace as a BPF congestion control.",
+          "curl, D-ITG UDP background; PCC Vivace as a BPF congestion control (the port of PCC-Kernel's vivace module, "
+          "docs/pcc-vivace.md; notebook 12 names the controller each dataset ran).",
           ("12",), "12_scorecard",
           {"12_tests": "Per test (1-5): throughput, loss and delay of PCC Vivace and CUBIC beside the paper's values."}),
     Study("003", "Evaluasi Kinerja Multipath TCP dengan Manajemen Antrian Open vSwitch pada Server dengan Asimetri "

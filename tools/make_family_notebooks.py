@@ -45,7 +45,10 @@ print(f"campaign {df['campaign'].iloc[0] if len(df) else '(no complete runs)'}: 
       f"runs ({len(df)} path rows), {int((runs['status'] == 'skipped').sum())} skipped; "
       f"kernel {sorted(df['kernel'].dropna().unique())}; queue {sorted(df['queue_mechanism'].dropna().unique())}")
 for r in runs.query("status == 'skipped'")["reason"].unique():
-    print("not measured:", r)'''
+    print("not measured:", r)
+from analysis import cc_impl
+from analysis.dataset import run_metas
+print("congestion controls that ran:", cc_impl.line(cc_impl.implementations(run_metas(campaign_dir))))'''
 
 
 def params(default):

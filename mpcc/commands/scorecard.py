@@ -105,6 +105,9 @@ def run(args) -> int:
     durations = sorted({float(x) for x in df["duration_s"].dropna()}) if len(df) else []
     paper = str(res["paper"].iloc[0]) if len(res) else "000"
     hosts, effect = host_audit(d, df, args.seed)
+    from analysis import cc_impl
+    from analysis.dataset import run_metas
+    impls = cc_impl.implementations(run_metas(d))
     if args.json:
         expl = evidence_of(res)
         claims = []
@@ -118,12 +121,15 @@ def run(args) -> int:
                "sanity_verdicts": verdict_counts(sanity, VERDICTS),
                "substitute_verdicts": verdict_counts(subst, VERDICTS),
                "explanation_kinds": {k: int(v) for k, v in kinds.items()}, "hosts": host_json(hosts, effect),
+               "cc_implementations": [{"cc": r.cc, "implementation": r.implementation, "runs": int(r.runs)}
+                                      for r in impls.itertuples()],
                "claims": claims}
         print(json.dumps(out, indent=1, allow_nan=False))
         return 0
     print(f"# scorecard of paper {paper} on campaign {name} ({d}): runs {counts['complete']} complete, "
           f"{counts['skipped']} skipped, {counts['incomplete']} incomplete, {counts['analysis_failed']} unreadable; "
           f"run length {', '.join(f'{x:g}' for x in durations) or '-'} s (paper: {PAPER_RUN_LENGTH.get(paper, '?')}); alpha {args.alpha:g}")
+    print(f"# congestion controls: {cc_impl.line(impls)}")
     if effect is not None:   # which hosts recorded the runs, and whether goodput differs by host (docs/multi-host.md)
         print(f"# {effect.line(args.alpha)}")
     w = max(len(c) for c in res["claim_id"]) if len(res) else 10
