@@ -51,14 +51,15 @@ from analysis.dataset import run_metas
 print("congestion controls that ran:", cc_impl.line(cc_impl.implementations(run_metas(campaign_dir))))'''
 
 
-def params(default):
+def params(default, compare=None):
     return f'''# Parameters (papermill overrides these; paths are relative to notebooks/)
 campaign_dir = "{default}"   # a study-{default[-3:]} campaign directory (runs/<run_id>/...)
 derived_dir = None                  # None: per-run cache in RUN_DIR/derived/; a directory for read-only campaigns
 output_dir = None                   # None: write no files; else figures/ and tables/ go under it
 alpha = 0.05                        # 1 - confidence level of the CIs
 n_boot = 9999                       # bootstrap resamples (BCa CI of the mean over repetitions)
-filters = {{}}                        # column -> value or list of values, e.g. {{"mode": ["tcp_lte", "mptcp"]}}'''
+filters = {{}}                        # column -> value or list of values, e.g. {{"mode": ["tcp_lte", "mptcp"]}}
+compare_dir = {f'"{compare}"' if compare else "None"}{" " * max(1, 24 - len(f'"{compare}"' if compare else "None"))}# another dataset of this study: verdicts side by side (None: skip)'''
 
 
 def scorecard(prefix):
@@ -73,7 +74,20 @@ print(f"sanity checks: {{len(sanity)}}; substitutes (shown apart, never a statem
 cols = ["claim_id", "statement", "paper_value", "ours", "ci_low", "ci_high", "unit", "n", "verdict", "tier", "note"]
 display(readable(scores[[c for c in cols if c in scores]]))
 display(Markdown("**Why each claim that is not reproduced differs** (the scorecard's explanations; docs/claims.md):"))
-display(Markdown(explanations(scores)))'''
+display(Markdown(explanations(scores)))
+if compare_dir is not None and pathlib.Path(compare_dir).resolve() != pathlib.Path(campaign_dir).resolve():
+    from analysis.claims.side_by_side import change_counts, side_by_side, transitions
+    other_df = load_campaign(compare_dir, progress=False, derived_dir=derived_dir)
+    other = evaluate(apply_filters(other_df, filters), alpha=alpha, n_boot=n_boot, seed=0)
+    labels = (pathlib.Path(campaign_dir).resolve().name, pathlib.Path(compare_dir).resolve().name)
+    both = side_by_side(scores, other, labels)
+    save_table(both, output_dir, "{prefix}_datasets_side_by_side")
+    display(Markdown(f"**This dataset ({{labels[0]}}) against {{labels[1]}}**, claim by claim: "
+                     + ", ".join(f"{{k}} {{v}}" for k, v in change_counts(both).items() if v)))
+    display(readable(transitions(both, labels)))
+    moved = both[both["change"] != "same"]
+    cols = ["claim_id", "statement", *(f"{{c}}_{{lab}}" for lab in labels for c in ("ours", "n", "verdict")), "change"]
+    display(readable(moved[cols]))'''
 
 
 ONLY = tuple(sys.argv[1:])
