@@ -133,7 +133,8 @@ RUN_COLUMNS = ["run", "rep", "traffic", "model", "cc", "loss_pct", "delay_ms", "
                "queue_pkts", "tc_qdisc", "tc_samples", "tc_interval_ms", "tc_plateau_pkts",
                "tc_queue_pkts", "drops_qdisc", "drops_shim", "drops_loss", "drops_counted", "drops_pcap",
                "drops_per_1000", "drops_pcap_per_1000", "goodput_mbps", "iperf3_mbps", "rtt_mean_ms", "rtt_p95_ms",
-               "rtt_samples", "retransmits", "retrans_per_1000", "shim_late1_share", "shim_max_counted",
+               "rtt_samples", "retransmits", "retrans_per_1000", "shim_late1_share", "shim_late5_share",
+               "shim_max_late_ms", "shim_max_counted",
                "capture_dropped", "source", "guest_check", "valid", "problem"]
 
 
@@ -572,6 +573,9 @@ def load_arm_full(run_dir) -> tuple[dict, dict]:
         row["drops_shim"] = float(shim["dropped_at_limit"]) if "dropped_at_limit" in shim else np.nan
         if shim.get("released"):
             row["shim_late1_share"] = shim.get("late_over_1ms", 0) / shim["released"]
+            row["shim_late5_share"] = shim.get("late_over_5ms", 0) / shim["released"]
+        if "max_late_us" in shim:
+            row["shim_max_late_ms"] = float(shim["max_late_us"]) / 1e3
         row["shim_max_counted"] = float(shim["max_counted"]) if "max_counted" in shim else np.nan
         if not shim:
             problems.append("no shim report after the flow")
@@ -965,7 +969,41 @@ def _tcp_section(res: Results) -> list[str]:
                             for p in QGRID] + [_f(g["ks"].iloc[0], 3)])
         parts.append(_md(["model", "cc", "loss (%)", "d (ms)", "arms (netem / shim)"]
                          + [f"p{p}" for p in QGRID] + ["KS"], drows))
+    pu = punctuality(res, cmp_)
+    if len(pu):
+        parts.append("\nThe shim's punctuality in the TCP arms: the share of its releases more than 1 ms and more"
+                     " than 5 ms after their due time (mean over arms) and the largest lateness, next to the cell's"
+                     " TOST verdicts (metrics tested / shown equivalent). The shim runs in user space; under TCG every"
+                     " packet's trip through NFQUEUE is emulated, so lateness here measures the VM as much as the"
+                     " shim:\n")
+        parts.append(_md(["model", "cc", "loss (%)", "d (ms)", "shim arms", "> 1 ms late", "> 5 ms late",
+                          "max late (ms)", "equivalent / tested"],
+                         [[r["model"], r["cc"], _d(r["loss_pct"]), _d(r["delay_ms"]), r["arms"],
+                           f"{100 * r['late1']:.1f} %", f"{100 * r['late5']:.2f} %", _f(r["max_late_ms"], 1),
+                           f"{r['equivalent']} / {r['tested']}"] for _, r in pu.iterrows()]))
     return parts
+
+
+def punctuality(res: Results, cmp_: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per TCP cell (model, cc, loss_pct, delay_ms): the shim arms' mean share of releases > 1 ms and > 5 ms late,
+    the largest lateness (ms), and of the cell's TOST-tested metrics how many were shown equivalent."""
+    keys = CELL_KEYS["tcp"]
+    runs = res.valid_runs
+    sh = runs[(runs["traffic"] == "tcp") & (runs["implementation"] == "shim")]
+    if sh.empty:
+        return pd.DataFrame(columns=keys + ["arms", "late1", "late5", "max_late_ms", "tested", "equivalent"])
+    cmp_ = compare(res, "tcp") if cmp_ is None else cmp_
+    rows = []
+    for cell, g in sh.groupby(keys, sort=True):
+        c = cmp_
+        for k, v in zip(keys, cell):
+            c = c[c[k] == v]
+        tested = c[c["verdict"].isin(["equivalent", "not shown"])]
+        rows.append(dict(zip(keys, cell), arms=len(g), late1=float(g["shim_late1_share"].mean()),
+                         late5=float(pd.to_numeric(g["shim_late5_share"], errors="coerce").mean()),
+                         max_late_ms=float(pd.to_numeric(g["shim_max_late_ms"], errors="coerce").max()),
+                         tested=len(tested), equivalent=int((tested["verdict"] == "equivalent").sum())))
+    return pd.DataFrame(rows)
 
 
 def report(res: Results, per_run: bool = False) -> str:

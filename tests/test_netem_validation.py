@@ -557,3 +557,22 @@ def test_export_keeps_the_rows_without_the_captures(tmp_path):
     with pytest.raises(AnalysisError):
         nv.export(src, dst)                                          # never overwrites
     assert nv.main([str(src), "--export", str(dst)]) == 2
+
+
+def test_punctuality_of_the_shim_per_tcp_cell():
+    """nv.punctuality: per TCP cell the shim arms' mean late shares and largest lateness, beside the cell's TOST
+    verdicts (here given: 1 of 2 tested metrics equivalent)."""
+    from analysis import netem_validation as nv
+    rows = []
+    for rep, (l1, l5, mx) in enumerate([(0.2, 0.01, 9.0), (0.4, 0.03, 21.5)], start=1):
+        r = {c: np.nan for c in nv.RUN_COLUMNS}
+        r.update(run=f"rep{rep:02d}-tbf-netem-d25-l1-bbr-shim", rep=rep, traffic="tcp", model="tbf-netem", cc="bbr",
+                 loss_pct=1.0, delay_ms=25.0, implementation="shim", valid=True, shim_late1_share=l1,
+                 shim_late5_share=l5, shim_max_late_ms=mx)
+        rows.append(r)
+    res = nv.Results(pd.DataFrame(rows, columns=nv.RUN_COLUMNS), {}, {})
+    cmp_ = pd.DataFrame({"model": ["tbf-netem"] * 3, "cc": ["bbr"] * 3, "loss_pct": [1.0] * 3,
+                         "delay_ms": [25.0] * 3, "verdict": ["equivalent", "not shown", ""]})
+    p = nv.punctuality(res, cmp_).iloc[0]
+    assert (p["arms"], p["tested"], p["equivalent"]) == (2, 2, 1)
+    assert p["late1"] == pytest.approx(0.3) and p["late5"] == pytest.approx(0.02) and p["max_late_ms"] == 21.5
