@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from analysis.claims import evaluate
@@ -32,8 +33,20 @@ def family(claim_id: str) -> str:
 
 @pytest.fixture(scope="module", params=BUNDLES)
 def scored(request):
+    """A bundle's scorecard; an ablation bundle (several queue-model arms, data/fidelity000) is scored on each arm
+    of one-MSS datagrams, every arm's rows together (claim ids suffixed with the arm)."""
+    from analysis.ablation import arm_set, select_arm
     d = ROOT / "data" / request.param
-    return request.param, evaluate(load_campaign(d, progress=False, jobs=1), n_boot=999)
+    df = load_campaign(d, progress=False, jobs=1)
+    arms = arm_set(df) if "run_id" in df and not ("family" in df and df["family"].notna().any()) else []
+    if len(arms) <= 1:
+        return request.param, evaluate(df, n_boot=999)
+    parts = []
+    for arm in arms:
+        if arm[1] is None:
+            r = evaluate(select_arm(df, arm), n_boot=999)
+            parts.append(r.assign(claim_id=r["claim_id"] + "/" + arm[0]))
+    return request.param, pd.concat(parts, ignore_index=True)
 
 
 def test_bundles_exist():
@@ -65,3 +78,16 @@ def test_no_statement_counted_twice_in_the_headline(scored):
     assert head["claim_id"].is_unique
     assert not head["claim_id"].str.contains("/").any(), name
     assert set(res["tier"]) <= {"behaviour", "sanity"}
+
+
+def test_study000_testbed_differences_cite_an_ablation(scored):
+    """Issue 28: a study-000 claim that is not reproduced and explained as a testbed difference cites a measured
+    ablation: the fidelity ablation (evidence ``ablation``) or the run-length one, the same claim on the paper
+    protocol (``run_length_ablation``)."""
+    name, res = scored
+    rows = res[(res["paper"] == "000") & (res["verdict"] == "not reproduced")
+               & (res["explanation_kind"] == "testbed-difference")]
+    missing = [r.claim_id for r in rows.itertuples()
+               if not (isinstance(r.explanation_evidence, dict)
+                       and ({"ablation", "run_length_ablation"} & set(r.explanation_evidence)))]
+    assert not missing, f"{name}: testbed-difference without an ablation result: {missing}"

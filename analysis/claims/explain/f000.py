@@ -21,6 +21,9 @@ What is measured and what is open (docs/claims.md, "Open explanations"):
 from __future__ import annotations
 
 import math
+from functools import lru_cache
+
+import pandas as pd
 
 
 from analysis import ablation, reference
@@ -268,14 +271,53 @@ def _udp(r, ctx):
     return core.explain(r, kind, text + more, per_cbr=per, **ev)
 
 
+#: study 000's paper protocol (campaigns/paper.yaml, 100-s runs): the run-length ablation of shorter datasets
+PAPER_BUNDLE = reference.REFERENCE_DIR.parent / "paper"
+_IN_PAPER_SCORES = []   # re-entrancy guard: scoring the paper bundle never consults itself
+
+
+@lru_cache(maxsize=2)
+def _paper_scores(path: str, stamp: float, alpha: float, n_boot: int, seed: int):
+    from analysis.claims.registry import evaluate
+    from analysis.dataset import load_campaign
+    _IN_PAPER_SCORES.append(path)
+    try:
+        res = evaluate(load_campaign(path, progress=False), alpha=alpha, n_boot=n_boot, seed=seed)
+    finally:
+        _IN_PAPER_SCORES.pop()
+    return res.set_index("claim_id"), int(res["n"].max()) if len(res) else 0
+
+
+def _paper_protocol(claim_id: str, ctx) -> dict | None:
+    """The claim on the paper protocol's bundle (data/paper): verdict, ours, interval, n; None when the bundle is
+    absent, is being scored, or lacks the claim."""
+    marker = PAPER_BUNDLE / "bundle.json"
+    if _IN_PAPER_SCORES or not marker.is_file():
+        return None
+    scores, _ = _paper_scores(str(PAPER_BUNDLE), marker.stat().st_mtime, float(ctx.alpha), int(ctx.n_boot),
+                              int(ctx.seed))
+    if claim_id not in scores.index:
+        return None
+    p = scores.loc[claim_id]
+    return {"bundle": "data/paper", "run_length_s": PAPER_RUN_S, "verdict": p["verdict"], "ours": p["ours"],
+            "ci_low": p["ci_low"], "ci_high": p["ci_high"], "n": int(p["n"]) if pd.notna(p["n"]) else 0}
+
+
 def _short_runs(r, ctx):
     durs = _durations(ctx)
     if durs and max(durs) < PAPER_RUN_S:
-        return core.explain(r, "testbed-difference",
-                            f"This dataset's runs last {', '.join(f'{d:g}' for d in durs)} s, the paper's {PAPER_RUN_S:g} s: "
-                            "SACK counts, loss responses and shares grow or settle with run length. The paper protocol "
-                            "(100-s runs, 10 repetitions) is bundled as data/paper; notebook 08 lists, claim by claim, "
-                            "the verdicts that differ between the two.", run_length_s=durs, paper_run_length_s=PAPER_RUN_S)
+        text = (f"This dataset's runs last {', '.join(f'{d:g}' for d in durs)} s, the paper's {PAPER_RUN_S:g} s: "
+                "SACK counts, loss responses and shares grow or settle with run length.")
+        p = _paper_protocol(r["claim_id"], ctx)
+        if p is not None:
+            text += (f" The same claim on the paper protocol (data/paper, {PAPER_RUN_S:g}-s runs; notebook 08 shows "
+                     f"both side by side): {p['verdict']}, ours {fmt(p['ours'], 4)}"
+                     + (f" (95 % interval {fmt(p['ci_low'], 4)} to {fmt(p['ci_high'], 4)})"
+                        if pd.notna(p["ci_low"]) and pd.notna(p["ci_high"]) else "") + f", n = {p['n']}.")
+        else:
+            text += " The paper protocol (100-s runs, 10 repetitions) decides it: bundle it as data/paper."
+        return core.explain(r, "testbed-difference", text, run_length_s=durs, paper_run_length_s=PAPER_RUN_S,
+                            **({"run_length_ablation": p} if p is not None else {}))
     return None
 
 
