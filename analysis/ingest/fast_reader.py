@@ -1,6 +1,7 @@
 """Vectorised decoder: classic pcap file -> per-packet table (``analysis.ingest.schema``), numpy over the whole file.
 
-The file is read into one ``uint8`` array.  With numba installed (optional accelerator) a compiled loop walks the
+The file is one ``uint8`` array: read into memory, or for an uncompressed capture of at least 8 MB memory-mapped
+(``analysis.ingest.mapped``: no copy).  With numba installed (optional accelerator) a compiled loop walks the
 record headers and decodes every packet in one pass (``fast_kernel``).  Without it (or for captures under
 ``NUMBA_MIN_BYTES``) the pure-numpy path runs: the record chain is walked by lock-step chunk walkers
 (:func:`_walk_np`) and every header field is gathered for all packets at once through unaligned big-endian views
