@@ -24,6 +24,12 @@ SCORECARD_COLUMNS = ("paper", "claim_id", "section", "experiment", "statement", 
                      "explanation_kind", "explanation_text", "explanation_evidence")
 
 
+#: the scorecard columns the data decide (values, intervals, verdicts, notes): the explanations are left out, since
+#: their texts follow the explanation code and other bundles (the fidelity ablation, the paper protocol's bundle
+#: that a shorter dataset's explanation cites) and change without any change of the bundle or its reader
+SCORECARD_CORE_COLUMNS = tuple(c for c in SCORECARD_COLUMNS if not c.startswith("explanation_"))
+
+
 def _cell(v):
     if v is None or v is pd.NA or v is pd.NaT:
         return None
@@ -69,9 +75,12 @@ def scorecard(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def digests(df: pd.DataFrame, scores: pd.DataFrame | None = None) -> dict:
-    """{"rows_sha256", "runs_sha256", "scorecard_sha256", "scorecard_n_boot"} of a loaded campaign or bundle;
+    """{"rows_sha256", "runs_sha256", "scorecard_sha256", "scorecard_core_sha256", "scorecard_n_boot"} of a loaded
+    campaign or bundle (the scorecard over :data:`SCORECARD_COLUMNS`, its core over :data:`SCORECARD_CORE_COLUMNS`);
     ``scores``: its :func:`scorecard` when the caller has it already (claims in their order)."""
     scores = scorecard(df) if scores is None else scores
-    scores = scores[[c for c in SCORECARD_COLUMNS if c in scores.columns]]
+    full = scores[[c for c in SCORECARD_COLUMNS if c in scores.columns]].reset_index(drop=True)
+    core = scores[[c for c in SCORECARD_CORE_COLUMNS if c in scores.columns]].reset_index(drop=True)
     return {"rows_sha256": rows_digest(df), "runs_sha256": runs_digest(df),
-            "scorecard_sha256": frame_digest(scores.reset_index(drop=True)), "scorecard_n_boot": SCORECARD_N_BOOT}
+            "scorecard_sha256": frame_digest(full), "scorecard_core_sha256": frame_digest(core),
+            "scorecard_n_boot": SCORECARD_N_BOOT}

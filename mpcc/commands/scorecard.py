@@ -129,9 +129,9 @@ def run(args) -> int:
     print(f"# scorecard of paper {paper} on campaign {name} ({d}): runs {counts['complete']} complete, "
           f"{counts['skipped']} skipped, {counts['incomplete']} incomplete, {counts['analysis_failed']} unreadable; "
           f"run length {', '.join(f'{x:g}' for x in durations) or '-'} s (paper: {PAPER_RUN_LENGTH.get(paper, '?')}); alpha {args.alpha:g}")
-    print(f"# congestion controls: {cc_impl.line(impls)}")
     if effect is not None:   # which hosts recorded the runs, and whether goodput differs by host (docs/multi-host.md)
         print(f"# {effect.line(args.alpha)}")
+    print(f"# congestion controls: {cc_impl.line(impls)}")
     w = max(len(c) for c in res["claim_id"]) if len(res) else 10
     for title, part in (("claims about the congestion controls (the headline)", head),
                         ("sanity checks (hold by construction of the testbed)", sanity),
