@@ -289,15 +289,20 @@ def compare(res: Results, goodput_margin_frac: float = GOODPUT_MARGIN_FRAC,
             if kind:
                 eq = equivalence(b, k, delta)
             else:  # no equivalence test: the difference and its 90 % Welch interval only
-                lo, hi = _welch_interval(b, k, 1 - 2 * ALPHA)
-                eq = {"delta": np.nan, "diff": _diff(b, k), "diff_low": lo, "diff_high": hi, "p": np.nan,
-                      "verdict": ""}
+                eq = difference(b, k)
             row.update({"diff": eq["diff"], "diff_low": eq["diff_low"], "diff_high": eq["diff_high"],
                         "delta": eq["delta"], "tost_p": eq["p"], "verdict": eq["verdict"],
                         "welch_p": _welch_p(b, k),
                         "expected": EXPECTED_RATIO.get(cc, np.nan) if col == "median_ratio" else np.nan})
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def difference(a, b) -> dict:
+    """mean(a) - mean(b) with its 90 % Welch interval, for a metric reported without an equivalence test: the keys of
+    :func:`equivalence` (delta and p NaN, verdict "")."""
+    lo, hi = _welch_interval(a, b, 1 - 2 * ALPHA)
+    return {"delta": np.nan, "diff": _diff(a, b), "diff_low": lo, "diff_high": hi, "p": np.nan, "verdict": ""}
 
 
 def _welch_interval(a, b, level: float) -> tuple[float, float]:

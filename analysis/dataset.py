@@ -70,6 +70,19 @@ def campaign_family_id(campaign_dir) -> str:
     return family_of_run(dirs[0]) if dirs else "000"
 
 
+def campaign_name(campaign_dir) -> str:
+    """The campaign name a campaign directory or bundle records (campaign.json ``name``, else bundle.json
+    ``campaign``), "" if neither says."""
+    for name, key in (("campaign.json", "name"), ("bundle.json", "campaign")):
+        try:
+            v = json.loads((Path(campaign_dir) / name).read_text()).get(key)
+        except (OSError, ValueError, AttributeError):
+            continue
+        if v:
+            return str(v)
+    return ""
+
+
 def campaign_family(campaign_dir):
     """The analysis module (``analysis.families``) of a campaign directory's study family (:func:`campaign_family_id`)."""
     from analysis.families import get
@@ -125,22 +138,25 @@ def run_metas(campaign_dir):
         if ".incomplete-" in d.name:
             continue
         try:
-            meta = json.loads((d / "meta.json").read_text())
-        except (OSError, ValueError):
+            meta = runmeta.read_meta(d)
+        except AnalysisError:
             meta = {}
         yield d.name, meta if isinstance(meta, dict) else {}
 
 
-def run_hosts(campaign_dir) -> pd.DataFrame:
+def run_hosts(campaign_dir, metas=None) -> pd.DataFrame:
     """The host and kernel that recorded each run of ``campaign_dir`` (``runmeta.recorded_on``: meta.json, else
-    the first line of runner.log): columns run_id, host, kernel (None where not recorded). A campaign recorded on
-    several hosts (``mpcc campaign run --scheduler``) is audited with ``analysis.stats.host_effect``."""
-    cols = ["run_id", "host", "kernel"]
-    if _columnar(campaign_dir):
-        return pd.DataFrame([{"run_id": rid, **runmeta.recorded_on(meta)} for rid, meta in run_metas(campaign_dir)],
-                            columns=cols)
-    return pd.DataFrame([{"run_id": d.name, **runmeta.read_recorded_on(d)} for d in _run_dirs(campaign_dir)
-                         if ".incomplete-" not in d.name], columns=cols)
+    the first line of runner.log): columns run_id, host, kernel (None where not recorded). ``metas``: the
+    :func:`run_metas` pairs when the caller has read them already. A campaign recorded on several hosts (``mpcc
+    campaign run --scheduler``) is audited with ``analysis.stats.host_effect``."""
+    metas = run_metas(campaign_dir) if metas is None else metas
+    runs = None if _columnar(campaign_dir) else Path(campaign_dir) / "runs"
+    recs = []
+    for rid, meta in metas:
+        need_log = runs is not None and (meta.get("host") is None or meta.get("kernel") is None)
+        recs.append({"run_id": rid, **runmeta.recorded_on(meta, runmeta.runner_log_head(runs / rid) if need_log
+                                                             else None)})
+    return pd.DataFrame(recs, columns=["run_id", "host", "kernel"])
 
 
 # ------------------------------------------------------------------------------------------------ cache

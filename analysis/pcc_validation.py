@@ -52,10 +52,11 @@ import numpy as np
 import pandas as pd
 
 from analysis import markdown_table
-from analysis.cc_validation import _ci, _find, _read_json, _welch_interval, _welch_p, cli, equivalence
+from analysis.cc_validation import (_ci, _diff, _find, _read_json, _welch_interval, _welch_p, cli, difference,
+                                    equivalence)
 from analysis.cc_validation import bundle as _bundle_small_files
 from analysis.errors import AnalysisError
-from analysis.figures.ss_samples import CC_CHECK_MIN_ACKED, parse_ss
+from analysis.figures.ss_samples import CC_CHECK_MIN_ACKED, ccs_once_flowing, parse_ss
 from analysis.metrics.fairness import jain_index
 
 IMPLS = ("kernel", "bpf")
@@ -181,8 +182,7 @@ def load_run(run_dir) -> tuple[dict, pd.DataFrame]:
         problems.append("no ss.txt")
     else:
         conns = data_connections(parse_ss(sp))
-        flowing = conns[conns["bytes_acked"].fillna(0) >= CC_CHECK_MIN_ACKED]
-        seen = sorted(set(flowing["cc"].dropna()))
+        seen = ccs_once_flowing(conns)
         if seen != [name]:
             problems.append(f"ss shows CC {seen or 'none'} on the data connections, expected {name}")
         n = int(conns["conn"].nunique()) if len(conns) else 0
@@ -263,10 +263,7 @@ def compare(res: Results) -> pd.DataFrame:
                 delta = m * ks["mean"] if kind == "frac" else m
                 eq = equivalence(b, k, delta)
             else:
-                lo, hi = _welch_interval(b, k, 1 - 2 * ALPHA)
-                kk, bb = k[np.isfinite(k)], b[np.isfinite(b)]
-                d = float(bb.mean() - kk.mean()) if kk.size and bb.size else np.nan
-                eq = {"delta": np.nan, "diff": d, "diff_low": lo, "diff_high": hi, "p": np.nan, "verdict": ""}
+                eq = difference(b, k)
             row.update(diff=eq["diff"], diff_low=eq["diff_low"], diff_high=eq["diff_high"], delta=eq["delta"],
                        tost_p=eq["p"], verdict=eq["verdict"], welch_p=_welch_p(b, k))
             rows.append(row)
@@ -296,7 +293,7 @@ def trajectory(res: Results, bin_s: float = 1.0) -> pd.DataFrame:
         row = {"loss_pct": loss, "flows": int(flows), "t_s": b * bin_s}
         row.update({f"kernel_{c}": v for c, v in ks.items()})
         row.update({f"bpf_{c}": v for c, v in bs.items()})
-        row.update(diff=(float(x.mean() - k.mean()) if k.size and x.size else np.nan), diff_low=lo, diff_high=hi)
+        row.update(diff=_diff(x, k), diff_low=lo, diff_high=hi)
         rows.append(row)
     return pd.DataFrame(rows)
 

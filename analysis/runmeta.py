@@ -77,18 +77,14 @@ def recorded_on(meta: dict, runner_log: str | None = None) -> dict:
     return {"host": host, "kernel": kernel}
 
 
-def read_recorded_on(run_dir) -> dict:
-    """:func:`recorded_on` of a run directory."""
-    d = Path(run_dir)
+def runner_log_head(run_dir) -> str | None:
+    """The first line of a run directory's ``runner.log`` (None without one): where :func:`recorded_on` finds the host
+    of a run that has no meta.json."""
     try:
-        log = (d / "runner.log").read_text(errors="replace").split("\n", 1)[0]
+        return (Path(run_dir) / "runner.log").read_text(errors="replace").split("\n", 1)[0]
     except OSError:
-        log = None
-    try:
-        meta = read_meta(d)
-    except AnalysisError:
-        meta = {}
-    return recorded_on(meta, log)
+        return None
+
 
 
 def read_params(run_dir) -> dict:

@@ -65,8 +65,8 @@ runs = df.attrs["runs"]
 df = apply_filters(df, filters)
 df.attrs["runs"] = runs
 arms = ablation.with_arms(df)
-per_arm = arms.drop_duplicates("run_id").groupby(["queue_model", arms.drop_duplicates("run_id")["udp_len_bytes"]
-                                                  .astype(object).fillna("one MSS")]).size()
+one = arms.drop_duplicates("run_id")
+per_arm = one.groupby(["queue_model", one["udp_len_bytes"].astype(object).fillna("one MSS")]).size()
 print(f"campaign {df['campaign'].iloc[0] if len(df) else '(no complete runs)'}: {df['run_id'].nunique()} complete runs "
       f"of {len(runs)}; run length {', '.join(f'{x:g}' for x in sorted(df['duration_s'].dropna().unique()))} s; "
       f"kernel {', '.join(sorted(df['kernel'].dropna().unique()))}")

@@ -49,7 +49,8 @@ def side_by_side(a: pd.DataFrame, b: pd.DataFrame, labels: tuple[str, str] = ("A
     for name, t in (("first", a), ("second", b)):
         if "claim_id" not in t or t["claim_id"].duplicated().any():
             raise ValueError(f"side_by_side: the {name} scorecard needs unique claim_id values")
-    ids = list(a["claim_id"]) + [c for c in b["claim_id"] if c not in set(a["claim_id"])]
+    in_a = set(a["claim_id"])
+    ids = list(a["claim_id"]) + [c for c in b["claim_id"] if c not in in_a]
     out = pd.DataFrame({"claim_id": ids})
     st_a = a.set_index("claim_id")["statement"] if "statement" in a else pd.Series(dtype=object)
     st_b = b.set_index("claim_id")["statement"] if "statement" in b else pd.Series(dtype=object)

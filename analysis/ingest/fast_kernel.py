@@ -10,52 +10,41 @@ Both loops issue software prefetches (``llvm.prefetch``, :func:`prefetch`): the 
 eight records ahead (assuming records of the length just seen), the decoder for the two cache lines of the record
 eight ahead. In a capture of whole frames the records are ~1.5 KB apart and every header misses the caches; without
 the prefetches the walk and the decode of a 244,000-packet, 255-MB capture took 29 and 43 ms, with them 12.5 and
-19 ms (bench/README.md). A prefetch never changes a value; where the intrinsic cannot be compiled it is a no-op.
+19 ms (bench/README.md). A prefetch never changes a value; if a kernel failed to compile, ``fast_reader`` falls
+back to its numpy path.
 """
 import numba
 import numpy as np
 
 
-def _make_prefetch():
+from llvmlite import binding as _llvm
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+
+#: llvm.prefetch's name for this LLVM: opaque pointers ("p0") since LLVM 15, typed ones ("p0i8") before
+_PREFETCH_NAME = "llvm.prefetch.p0" if _llvm.llvm_version_info >= (15,) else "llvm.prefetch.p0i8"
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):
     """``prefetch(arr, i)``: hint the CPU to load the cache line of ``arr[i]`` (llvm.prefetch: read, high
-    locality, data cache); a no-op where the intrinsic is not available."""
-    try:
-        from llvmlite import ir
-        from numba.core import cgutils, types
-        from numba.extending import intrinsic
+    locality, data cache). Lowered when a kernel that calls it is first compiled, nothing at import."""
+    sig = types.void(arr, idx)
 
-        @intrinsic
-        def prefetch(typingctx, arr, idx):
-            sig = types.void(arr, idx)
-
-            def codegen(context, builder, signature, args):
-                aryty = signature.args[0]
-                ary = context.make_array(aryty)(context, builder, args[0])
-                ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
-                i8p = ir.IntType(8).as_pointer()
-                i32 = ir.IntType(32)
-                fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-                fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-                builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
-                                  ir.Constant(i32, 1)])
-                return context.get_dummy_value()
-            return sig, codegen
-
-        @numba.njit
-        def _probe(a):
-            prefetch(a, 0)
-            return a[0]
-
-        _probe(np.zeros(1, np.uint8))
-        return prefetch
-    except Exception:  # noqa: BLE001 - an LLVM without the intrinsic: prefetching is only a hint
-        @numba.njit(inline="always")
-        def prefetch(arr, i):
-            return None
-        return prefetch
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                            _PREFETCH_NAME)
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+    return sig, codegen
 
 
-prefetch = _make_prefetch()
 PREFETCH_AHEAD = 8   # records
 
 

@@ -202,8 +202,6 @@ def have_numba() -> bool:
     """True if numba is importable (the compiled record walk and decoder are then used for large captures)."""
     if "walk" not in _NUMBA:
         try:
-            import numba
-
             from analysis.ingest.fast_kernel import decode, walk
             _NUMBA["walk"] = walk
             _NUMBA["decode"] = decode

@@ -110,22 +110,11 @@ def _family_data(nb_path: Path, data: Path, data_family: str) -> tuple[Path, str
     fam = str(meta.get("family", "000"))
     own = (nb_path.resolve().parent.parent / meta["default_data"]).resolve() if meta.get("default_data") else None
     if meta.get("campaign"):   # a notebook of one campaign (e.g. fidelity000): --data only when it is that campaign
-        return (data if _campaign_name(data) == meta["campaign"] or own is None else own), fam
+        from analysis.dataset import campaign_name
+        return (data if campaign_name(data) == meta["campaign"] or own is None else own), fam
     if fam == data_family or own is None:
         return data, fam
     return own, fam
-
-
-def _campaign_name(d: Path) -> str:
-    """The campaign name a campaign directory or bundle records (campaign.json, else bundle.json), "" if none."""
-    for name, key in (("campaign.json", "name"), ("bundle.json", "campaign")):
-        try:
-            v = json.loads((d / name).read_text()).get(key)
-        except (OSError, ValueError, AttributeError):
-            continue
-        if v:
-            return str(v)
-    return ""
 
 
 def _first_family(data: Path) -> str:

@@ -45,13 +45,6 @@ def _g(x, nd=4):
     return fmt(x, nd, missing="-")
 
 
-def _campaign_name(d: Path) -> str:
-    try:
-        return json.loads((d / "campaign.json").read_text()).get("name") or d.name
-    except (OSError, ValueError):
-        return d.name
-
-
 def run_counts(runs) -> dict:
     """Run-status counts: complete (analysed), skipped, incomplete, analysis_failed (complete but unreadable)."""
     st = runs["status"].astype(str)
@@ -77,7 +70,8 @@ def run(args) -> int:
     from analysis.claims import VERDICTS, evaluate  # lazy: heavy imports only when the command runs
     from analysis.claims.core import headline
     from analysis.claims.explain import evidence_of
-    from analysis.dataset import load_campaign
+    from analysis import cc_impl
+    from analysis.dataset import campaign_name, load_campaign, run_metas
 
     arm = None
     if args.arm is not None:
@@ -91,9 +85,10 @@ def run(args) -> int:
                        derived_dir=args.derived_dir)
     if arm is not None:
         from analysis.ablation import arm_label, arm_set, select_arm
-        if arm not in arm_set(df):
+        have = arm_set(df)
+        if arm not in have:
             raise UserError(f"--arm {args.arm}: no complete run of that arm in {d} (arms: "
-                            f"{'; '.join(arm_label(*a) for a in arm_set(df)) or 'none'})")
+                            f"{'; '.join(arm_label(*a) for a in have) or 'none'})")
         df = select_arm(df, arm)
     res = evaluate(df, alpha=args.alpha, n_boot=args.n_boot, seed=args.seed)
     counts = run_counts(df.attrs["runs"])
@@ -101,13 +96,12 @@ def run(args) -> int:
     sanity = res[res["tier"] == "sanity"]
     subst = res[res["substitute_for"].notna()]
     verdicts = verdict_counts(head, VERDICTS)
-    name = _campaign_name(d)
+    name = campaign_name(d) or d.name
     durations = sorted({float(x) for x in df["duration_s"].dropna()}) if len(df) else []
     paper = str(res["paper"].iloc[0]) if len(res) else "000"
-    hosts, effect = host_audit(d, df, args.seed)
-    from analysis import cc_impl
-    from analysis.dataset import run_metas
-    impls = cc_impl.implementations(run_metas(d))
+    metas = list(run_metas(d))                       # meta.json of every run, read once
+    hosts, effect = host_audit(d, df, args.seed, metas)
+    impls = cc_impl.implementations(metas)
     if args.json:
         expl = evidence_of(res)
         claims = []
@@ -156,12 +150,13 @@ def verdict_counts(res, verdicts) -> dict:
     return {v: int((res["verdict"] == v).sum()) for v in verdicts}
 
 
-def host_audit(d: Path, df, seed: int):
+def host_audit(d: Path, df, seed: int, metas=None):
     """(the runs' hosts: ``analysis.dataset.run_hosts``, the host effect on goodput within configurations:
-    ``analysis.stats.host_effect``, None when the rows have no goodput column)."""
+    ``analysis.stats.host_effect``, None when the rows have no goodput column); ``metas``: the runs' meta.json
+    (``analysis.dataset.run_metas``) when already read."""
     from analysis.dataset import run_hosts
     from analysis.stats.host_effect import campaign_host_effect
-    hosts = run_hosts(d)
+    hosts = run_hosts(d, metas)
     try:
         effect = campaign_host_effect(df, hosts, seed=seed)
     except ValueError:

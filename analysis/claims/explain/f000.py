@@ -25,7 +25,6 @@ from functools import lru_cache
 
 import pandas as pd
 
-
 from analysis import ablation, reference
 from analysis.claims import core
 from analysis.claims.core import fmt
@@ -87,7 +86,7 @@ def _ablation(r, ctx, claim: str, quantity_has: str | None = None, config_has: s
             f"quantities under the paper's NetEm semantics: of {c['cells']} cells (quantity x configuration x arm) "
             f"{c['moved']} moved beyond run-to-run noise, {c['toward']} toward the paper and {c['away']} away "
             f"({'e.g. ' if moved else 'largest change: '}{eg}).")
-    qms = set(ablation.arms(ctx.df["run_id"])["queue_model"]) if "run_id" in ctx.df and len(ctx.df) else set()
+    qms = {qm for qm, _ in ablation.arm_set(ctx.df)}
     baseline = qms == {ablation.BASELINE[0]}
     if baseline and c["faithful_toward"]:
         kind = "testbed-difference"
@@ -285,7 +284,7 @@ def _paper_scores(path: str, stamp: float, alpha: float, n_boot: int, seed: int)
         res = evaluate(load_campaign(path, progress=False), alpha=alpha, n_boot=n_boot, seed=seed)
     finally:
         _IN_PAPER_SCORES.pop()
-    return res.set_index("claim_id"), int(res["n"].max()) if len(res) else 0
+    return res.set_index("claim_id")
 
 
 def _paper_protocol(claim_id: str, ctx) -> dict | None:
@@ -294,8 +293,8 @@ def _paper_protocol(claim_id: str, ctx) -> dict | None:
     marker = PAPER_BUNDLE / "bundle.json"
     if _IN_PAPER_SCORES or not marker.is_file():
         return None
-    scores, _ = _paper_scores(str(PAPER_BUNDLE), marker.stat().st_mtime, float(ctx.alpha), int(ctx.n_boot),
-                              int(ctx.seed))
+    scores = _paper_scores(str(PAPER_BUNDLE), marker.stat().st_mtime, float(ctx.alpha), int(ctx.n_boot),
+                           int(ctx.seed))
     if claim_id not in scores.index:
         return None
     p = scores.loc[claim_id]
