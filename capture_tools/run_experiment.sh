@@ -69,9 +69,9 @@ counters0=$("$TB/netns.sh" counters 2>>"$LOG")
 flow2=0
 [[ -n "$cc2" || -n "$cbr_mbps" ]] && flow2=1
 cap() { # NODE IF FILE
-    ip netns exec "$P$1" tcpdump -i "$2" -s 128 -n -U -w "$out/$3" 2>>"$LOG" &
-    tcpdump_pids+=("$!")
+    start_capture "$P$1" "$2" "$out/$3" 128   # capture_lib.sh
 }
+cap_mark=$(wc -l < "$LOG")
 cap router1 r1-src1 router1.pcap
 cap router2 r2-dst1 receiver.pcap
 if [[ $flow2 == 1 ]]; then
@@ -85,6 +85,7 @@ if [[ $flow2 == 1 ]]; then
     ip netns exec "${P}dst2" iperf3 -s -1 -p 5202 --json -I "$out/iperf3/flow2-server.pid" > "$out/iperf3/flow2-server.json" 2>>"$LOG" &
     srv2=$!; pids+=("$srv2")
 fi
+wait_captures_listening "$cap_mark" || exit 1   # capture_lib.sh
 sleep 1
 
 ss_loop() { # NS DST -> file

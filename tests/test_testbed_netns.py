@@ -96,6 +96,10 @@ def test_bad_parameter_fails_before_any_root_command(env, tmp_path):
                "--path-mode", "multipath", "--link-delay-ms", "10", "--loss-pct", "0", "--duration-s", "4",
                "--udp-len-bytes", "70000")
     assert res.returncode == 2 and res.stderr.startswith("error: --udp-len-bytes must be") and not (tmp_path / "bad-len").exists()
+    res = _run({**env, "MPCC_CAPTURE_START_S": "soon"}, tmp_path / "bad-wait", "--experiment", "udp_fairness", "--cc",
+               "cubic", "--cbr-mbps", "12", "--path-mode", "multipath", "--link-delay-ms", "10", "--loss-pct", "0",
+               "--duration-s", "4")
+    assert res.returncode == 2 and res.stderr.startswith("error: MPCC_CAPTURE_START_S must be") and not (tmp_path / "bad-wait").exists()
     res = subprocess.run([str(NETNS), "up", "--queue-model", "pfifo"], env=env, capture_output=True, text=True)
     assert res.returncode == 2 and "--queue-model must be" in res.stderr
     assert _namespaces(env["MPCC_NS_PREFIX"]) == []
@@ -128,7 +132,10 @@ def test_fragmented_udp_datagrams_cross_the_round_robin_paths(env, tmp_path, los
     got = udp_datagrams.datagrams(out / "receiver-flow2.pcap", dport=5202)
     # iperf3's data datagrams (8 + 8192 bytes; its 4-byte connect datagram is the one other UDP datagram)
     data = sent[sent["udp_len"] == 8200]
-    assert len(data) > 150 and len(sent) - len(data) <= 1
+    log = (out / "capture.log").read_text()
+    assert len(data) > 150 and len(sent) - len(data) <= 1, f"{len(sent)} UDP datagrams at router1; capture.log:\n{log}"
+    # the captures recorded before any traffic started (capture_lib.sh wait_captures_listening)
+    assert log.count("listening on ") == 4 and log.index("listening on r1-src2") < log.index("flow2 start")
     assert data["complete"].all() and (data["fragments_seen"] == 6).all()
     srv = json.loads((out / "iperf3" / "flow2-server.json").read_text())["end"]["sum_received"]
     sent_n = len(data)
