@@ -189,3 +189,25 @@ def test_arms_are_never_pooled_and_one_can_be_selected():
     big = ab.select_arm(df, ("tbf-netem", 8192))                              # its UDP runs and every TCP-only run
     assert set(big.loc[big["experiment"] == "udp_fairness", "run_id"].str.contains("len8192B")) == {True}
     assert big["experiment"].value_counts()["link_delay"] == 15
+
+
+def test_explanations_describe_the_datasets_own_buffer_and_datagram():
+    """The texts of S05 and the UDP claims say which queue model and datagram size the explained dataset ran (the
+    baseline's FIFO after the delay line, or the paper's NetEm limit under TBF since the campaigns' default changed),
+    never the other one."""
+    from analysis.claims.explain import f000
+    df = made_up()
+    old = ab.select_arm(df, ("fifo-after-delay", None))
+    new = ab.select_arm(df, ("tbf-netem", 8192))
+    assert "FIFO after the delay line" in f000._buffer(_Ctx(list(old["run_id"])))
+    b = f000._buffer(_Ctx(list(new["run_id"])))
+    assert "queue model tbf-netem" in b and "FIFO" not in b
+    assert "ran the queue models fifo-after-delay, tbf-netem" in f000._buffer(_Ctx(list(df["run_id"])))
+
+    class Rows:
+        def __init__(self, d):
+            self.df = d
+    assert "one MSS, 1448 bytes" in f000._datagram(Rows(old))
+    d = f000._datagram(Rows(new))
+    assert "8192-byte datagrams" in d and "arrived whole" in d
+    assert f000._datagram(Rows(old[old["experiment"] != "udp_fairness"])) == ""

@@ -63,10 +63,25 @@ def test_queue_model_is_a_factor_that_leaves_earlier_campaigns_unchanged(tmp_pat
     assert r.run_id == "udp_fairness__cubic__multipath__d10ms__l0pct__cbr12mbps__len8192B__rep01"
     assert r.args()[-2:] == ["--udp-len-bytes", "8192"] and r.params()["udp_len_bytes"] == 8192
     assert [r.udp_len_bytes for r in runs if r.experiment == "link_delay"] == [None]
-    paper = load_campaign(REPO / "campaigns/paper.yaml").runs
-    assert all(r.queue_model is None and "queue_model" not in r.params() and "--queue-model" not in r.args()
-               and "__q-" not in r.run_id and r.udp_len_bytes is None and "udp_len_bytes" not in r.params()
-               for r in paper)
+    f.write_text("name: o\nexperiments: [{experiment: udp_fairness, cc: cubic, cbr_mbps: 12}]\n")
+    r, = load_campaign(f).runs
+    assert r.queue_model is None and r.udp_len_bytes is None and "queue_model" not in r.params() \
+        and "--queue-model" not in r.args() and "--udp-len-bytes" not in r.args() \
+        and r.run_id == "udp_fairness__cubic__multipath__d10ms__l0pct__cbr12mbps__rep01"
+
+
+@pytest.mark.parametrize("name", ["paper", "quick", "smoke"])
+def test_study_000_profiles_run_the_paper_faithful_switch_and_datagram(name):
+    """Issue 28 item 5: paper, quick and smoke run the switch as the paper describes it (NetEm's 100-packet limit
+    under TBF: queue_model tbf-netem) and UDP with the paper era's iperf3 datagram (8192 bytes); both show in run ids,
+    params and the capture tool's flags, so runs recorded before the change (data/paper, data/sample) never merge
+    with them."""
+    runs = load_campaign(REPO / f"campaigns/{name}.yaml").runs
+    assert all(r.queue_model == "tbf-netem" and r.params()["queue_model"] == "tbf-netem" and "__q-tbf-netem__" in r.run_id
+               and r.args()[r.args().index("--queue-model") + 1] == "tbf-netem" for r in runs)
+    udp = [r for r in runs if r.experiment == "udp_fairness"]
+    assert udp and all(r.udp_len_bytes == 8192 and "__len8192B__" in r.run_id for r in udp)
+    assert all(r.udp_len_bytes is None for r in runs if r.experiment != "udp_fairness")
 
 
 def test_order_is_seeded():
@@ -150,10 +165,10 @@ def test_runner_resumes_and_never_overwrites(tmp_path, fake_env):
     assert r.returncode == 1, r.stderr
     assert "Traceback" not in r.stderr
     runs = out / "runs"
-    bbr = runs / "link_delay__bbr__multipath__d40ms__l0pct__rep01"
+    bbr = runs / "link_delay__bbr__multipath__d40ms__l0pct__q-tbf-netem__rep01"
     assert not (bbr / "COMPLETE").exists()
-    assert (runs / "loss_rate__bic__multipath__d10ms__l2pct__rep01" / "SKIPPED").exists()
-    done = runs / "single_vs_multi__cubic__single__d10ms__l0pct__rep01" / "COMPLETE"
+    assert (runs / "loss_rate__bic__multipath__d10ms__l2pct__q-tbf-netem__rep01" / "SKIPPED").exists()
+    done = runs / "single_vs_multi__cubic__single__d10ms__l0pct__q-tbf-netem__rep01" / "COMPLETE"
     stamp = done.read_text()
     params = json.loads((done.parent / "params.json").read_text())
     assert params["cc"] == "cubic" and params["path_mode"] == "single" and params["seed"] == 1
@@ -203,9 +218,9 @@ def test_retry_skipped_records_skipped_runs_again_and_keeps_the_old_ones(tmp_pat
     camp = REPO / "campaigns/smoke.yaml"
     assert _mpcc(["campaign", "run", str(camp), "--out", str(out)], fake_env).returncode == 0
     runs = out / "runs"
-    bic = runs / "loss_rate__bic__multipath__d10ms__l2pct__rep01"
+    bic = runs / "loss_rate__bic__multipath__d10ms__l2pct__q-tbf-netem__rep01"
     assert (bic / "SKIPPED").exists()
-    done = runs / "single_vs_multi__cubic__single__d10ms__l0pct__rep01" / "COMPLETE"
+    done = runs / "single_vs_multi__cubic__single__d10ms__l0pct__q-tbf-netem__rep01" / "COMPLETE"
     stamp = done.read_text()
     # a plain resume leaves the skipped run alone; --retry-skipped records it again (the CC became available)
     r = _mpcc(["campaign", "run", str(camp), "--out", str(out)], {**fake_env, "FAKE_BIC_OK": "1"})

@@ -21,7 +21,7 @@ from tests.dask_cluster import LocalCluster, coordinator, env_with, tree
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = REPO / "campaigns/smoke.yaml"
-RID = "single_vs_multi__cubic__single__d10ms__l0pct__rep01"
+RID = "single_vs_multi__cubic__single__d10ms__l0pct__q-tbf-netem__rep01"
 
 # a stand-in capture tool as in tests/test_campaign.py: obeys the exit-code and marker contract; on SIGINT or SIGTERM
 # it stops its child and exits as the real one's trap does, and notes the signal in $FAKE_SIGNALS

@@ -57,6 +57,44 @@ def _unit(u: str) -> str:
     return "" if u in ("index", "fraction of 20 Mbit/s") else f" {u}"
 
 
+# what this dataset's switches did with the 100-packet buffer (docs/netem-semantics.md, sections 3, 9 and 11)
+_BUFFER = {
+    "fifo-after-delay": "Our switches (queue model fifo-after-delay) hold 100 packets in a FIFO after the delay line; "
+                        "the paper's NetEm counts the packets in its delay line towards its 100-packet limit, and the "
+                        "paper does not say how it chained TBF and NetEm, so its queue may have been smaller.",
+    "tbf-netem": "Our switches ran the paper's NetEm as TBF's child (queue model tbf-netem, the emulation compared with "
+                 "real netem in docs/netem-semantics.md section 10): one limit of 100 packets for the delay line and "
+                 "the queue, as the paper's text describes its buffer.",
+    "netem-tbf": "Our switches ran NetEm before TBF (queue model netem-tbf): NetEm's 100 caps the delay line, and the "
+                 "queue stands in TBF's own 151,400 bytes behind it.",
+}
+
+
+def _buffer(ctx) -> str:
+    """One sentence: how the switches of the dataset behind ``ctx`` held their 100-packet buffer."""
+    qms = sorted({qm for qm, _ in ablation.arm_set(ctx.df)})
+    if len(qms) == 1 and qms[0] in _BUFFER:
+        return _BUFFER[qms[0]]
+    return f"This dataset ran the queue models {', '.join(qms) or 'none'}."
+
+
+def _datagram(ctx) -> str:
+    """One sentence: the UDP datagram size of the dataset's udp_fairness runs (iperf3 -l, docs/netem-semantics.md
+    section 5)."""
+    df = ctx.df
+    udp = df[df["experiment"] == "udp_fairness"] if "experiment" in df else df.iloc[0:0]
+    lens = sorted({ln for _, ln in ablation.arm_set(udp)}, key=lambda x: x or 0)
+    if not lens:
+        return ""
+    if lens == [None]:
+        return ("Our UDP runs sent iperf3's default datagram (one MSS, 1448 bytes here, one packet each), not the "
+                "8192 bytes of the paper era's iperf3 3.1.3.")
+    if len(lens) == 1:
+        return (f"Our UDP runs sent {lens[0]}-byte datagrams (iperf3 -l; the paper era's 3.1.3 sent 8192 by default), "
+                "fragmented over the round robin; UDP goodput counts the datagrams that arrived whole.")
+    return "This dataset's UDP runs mix datagram sizes " + ", ".join("default" if x is None else f"{x} B" for x in lens) + "."
+
+
 def _ablation(r, ctx, claim: str, quantity_has: str | None = None, config_has: str | None = None,
               undecided: str = "") -> tuple[str, str, dict]:
     """(kind, text, evidence) from the fidelity ablation for statement ``claim`` (its effect rows whose quantity
@@ -125,10 +163,8 @@ def _rtt_queue(r, ctx):
         text = (f"Our {cc} flow's mean RTT exceeds BBR's by "
                 + ", ".join(f"{fmt(g, 3)} ms at {d}" for d, g in list(shown.items())[::3])
                 + " of link delay (paper: 26-58 ms). The gap is the standing queue that a loss-based flow keeps in the "
-                "100-packet buffers and BBR does not. The paper's NetEm counts the packets in its delay line towards "
-                "its 100-packet limit, and the paper does not say how it chained TBF and NetEm, so its queue may have "
-                "been smaller than a 100-packet FIFO after the delay line. The RTT definition is ruled out (iperf3's "
-                "own sender mean RTT gives the same gaps, docs/claims.md). ")
+                "100-packet buffers and BBR does not. " + _buffer(ctx) + " The RTT definition is ruled out (iperf3's own "
+                "sender mean RTT gives the same gaps, docs/claims.md). ")
         kind, more, ev = _ablation(r, ctx, "S05", f"RTT gap {cc}",
                                    undecided=", the queue models at link delays 10/50/100 ms,")
         return core.explain(r, kind, text + more, gap_ms_by_link_delay=shown, paper_gap_ms=[26, 58], **ev)
@@ -235,10 +271,9 @@ def _table4(r, ctx, rows):
     one = next((v for k, v in shares.items() if pair and k.startswith(f"pair{pair} ")), None)
     lead = (f"Ours {fmt(one['ours_mbps'][0], 3)} vs {fmt(one['ours_mbps'][1], 3)} Mbit/s, the paper "
             f"{one['paper_mbps'][0]:g} vs {one['paper_mbps'][1]:g}. " if one else "")
-    text = (lead + "How two flows share the bottleneck depends on the buffer they share: a FIFO after the delay "
-            "line holds 100 packets, the paper's NetEm limit also counts the packets in its delay line. Reno, CUBIC "
-            "and BBR are the kernel's own; the BPF BIC's goodput and decrease ratio are equivalent to the kernel's "
-            "tcp_bic (docs/cc-validation.md). ")
+    text = (lead + "How two flows share the bottleneck depends on the buffer they share. " + _buffer(ctx) + " Reno, "
+            "CUBIC and BBR are the kernel's own; the BPF BIC's goodput and decrease ratio are equivalent to the "
+            "kernel's tcp_bic (docs/cc-validation.md). ")
     kind, more, ev = _ablation(r, ctx, "T4", "Jain's index", config_has=f"pair {pair}:" if pair else None,
                                undecided=", the Table 4 pairs under each queue model,")
     return core.explain(r, kind, text + more, shares=shares if not one else one, validation="docs/cc-validation.md",
@@ -263,8 +298,9 @@ def _udp(r, ctx):
             "of 20 Mbit/s against CBR 20, p must be near 0.5; with 8-KB datagrams fragmented into ~6 IP packets "
             "over round-robin paths, whole datagrams would then survive with probability (1 - p)^6, about 2 %: "
             "fragmentation alone cannot give both of the paper's numbers. Two candidates: the UDP datagram size "
-            "(iperf3 3.1.3, the paper's era, sent 8192-byte datagrams; since 3.1.5 it sends one MSS, 1448 bytes here: "
-            "docs/netem-semantics.md) and whether the paper's UDP figure is sender- or receiver-side (not measured). ")
+            "(iperf3 3.1.3, the paper's era, sent 8192-byte datagrams; since 3.1.5 it sends one MSS: "
+            "docs/netem-semantics.md) and whether the paper's UDP figure is sender- or receiver-side (not measured). "
+            + (_datagram(ctx) + " " if _datagram(ctx) else ""))
     sid = r["claim_id"].split("-", 1)[0]
     kind, more, ev = _ablation(r, ctx, sid, cc or None, undecided=", with 8192-byte datagrams and each queue model,")
     return core.explain(r, kind, text + more, per_cbr=per, **ev)
