@@ -1006,6 +1006,55 @@ def punctuality(res: Results, cmp_: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def lateness_dependence(res: Results, metric: str = "goodput_mbps") -> pd.DataFrame:
+    """Does the shim's lateness explain its TCP differences from netem? An exploratory analysis (added after the
+    first five reps showed BBR under loss lower with the shim): per congestion control and loss, every (rep, model,
+    delay) pair of a shim arm and the netem arm of the same cell and rep gives the relative difference
+    y = 100 * (shim - netem) / (the cell's netem mean) (%) and the shim arm's share of releases more than 1 ms late,
+    x (%). Least squares with one intercept per cell (model, delay) and one common slope, y = a_cell + b x:
+    ``slope`` (b, % of the metric per percentage point of late releases, from the variation within cells) and
+    ``intercept_pct`` (the mean of the a_cell: the difference the line puts at no lateness, an extrapolation below
+    ``late_min_pct``), both with 95 % t-intervals; Spearman's rho of x and y after removing each cell's means, with its
+    p; n pairs. An association, not a proof of cause."""
+    keys = ["model", "cc", "loss_pct", "delay_ms"]
+    runs = res.valid_runs
+    tcp = runs[runs["traffic"] == "tcp"]
+    cols = ["cc", "loss_pct", "n", "cells", "late_mean_pct", "late_min_pct", "intercept_pct", "intercept_low",
+            "intercept_high", "slope", "slope_low", "slope_high", "rho", "rho_p"]
+    if tcp.empty:
+        return pd.DataFrame(columns=cols)
+    net = tcp[tcp["implementation"] == "netem"]
+    cell_mean = net.groupby(keys)[metric].mean().rename("netem_cell_mean")
+    pairs = tcp[tcp["implementation"] == "shim"].merge(
+        net[keys + ["rep", metric]].rename(columns={metric: "netem_value"}), on=keys + ["rep"]).merge(
+        cell_mean.reset_index(), on=keys)
+    pairs = pairs.assign(x=100 * pd.to_numeric(pairs["shim_late1_share"], errors="coerce"),
+                         y=100 * (pairs[metric] - pairs["netem_value"]) / pairs["netem_cell_mean"])
+    rows = []
+    for (cc, loss), g in pairs.groupby(["cc", "loss_pct"], sort=True):
+        g = g[np.isfinite(g["x"]) & np.isfinite(g["y"])]
+        cell = g.groupby(["model", "delay_ms"], sort=True).ngroup().to_numpy()
+        n, k = len(g), int(cell.max()) + 1 if len(g) else 0
+        row = dict(cc=cc, loss_pct=loss, n=n, cells=k, late_mean_pct=float(g["x"].mean()) if n else np.nan,
+                   late_min_pct=float(g["x"].min()) if n else np.nan)
+        x, y = g["x"].to_numpy(), g["y"].to_numpy()
+        xc = x - pd.Series(x).groupby(cell).transform("mean").to_numpy()
+        if n - k - 1 >= 2 and np.var(xc) > 0:
+            design = np.column_stack([np.eye(k)[cell], x])
+            beta, *_ = np.linalg.lstsq(design, y, rcond=None)
+            dof = n - k - 1
+            cov = float(np.sum((y - design @ beta) ** 2)) / dof * np.linalg.inv(design.T @ design)
+            w = np.append(np.full(k, 1.0 / k), 0.0)
+            a, a_se = float(w @ beta), float(np.sqrt(w @ cov @ w))
+            b, b_se = float(beta[-1]), float(np.sqrt(cov[-1, -1]))
+            tq = float(_st.t.ppf(0.975, dof))
+            yc = y - pd.Series(y).groupby(cell).transform("mean").to_numpy()
+            rho, rho_p = _st.spearmanr(xc, yc)
+            row.update(intercept_pct=a, intercept_low=a - tq * a_se, intercept_high=a + tq * a_se, slope=b,
+                       slope_low=b - tq * b_se, slope_high=b + tq * b_se, rho=float(rho), rho_p=float(rho_p))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=cols)
+
 def report(res: Results, per_run: bool = False) -> str:
     """The comparison as a Markdown document: the shim - netem table per UDP cell, the TCP arms' table and their
     queueing-delay distributions, the calibration against section 4, the positive control, excluded arms;
@@ -1036,6 +1085,22 @@ def report(res: Results, per_run: bool = False) -> str:
         parts.append(_md(["model", "d (ms)", "metric", "real netem", "shim", "shim − netem [90 %]", "predicted",
                           "TOST margin", "TOST p", "equivalence", "expected"], rows))
     parts.extend(_tcp_section(res))
+    ld = lateness_dependence(res)
+    if len(ld):
+        parts.append("\nExploratory (added after five reps): the TCP arms' goodput difference against the shim's"
+                     " lateness, per congestion control and loss. Each pair is a shim arm and the netem arm of the same"
+                     " cell and rep; y = (shim − netem) / the cell's netem mean (%), x = the shim arm's releases > 1 ms"
+                     " late (%); least squares y = a_cell + b·x (one intercept per model and delay, one slope b from the"
+                     " variation within cells); a = the mean of the a_cell, the line at no lateness (an extrapolation"
+                     " below the least lateness measured); rho = Spearman's after removing each cell's means:\n")
+        parts.append(_md(["cc", "loss (%)", "pairs (cells)", "late > 1 ms, mean / least (%)",
+                          "b: % per point of lateness [95 %]", "a: line at no lateness (%) [95 %]", "rho within cells (p)"],
+                         [[r["cc"], _d(r["loss_pct"]), f"{r['n']} ({r['cells']})",
+                           f"{_f(r['late_mean_pct'], 1)} / {_f(r['late_min_pct'], 1)}",
+                           _mean_ci(r["slope"], r["slope_low"], r["slope_high"], 3),
+                           _mean_ci(r["intercept_pct"], r["intercept_low"], r["intercept_high"], 2),
+                           "—" if not np.isfinite(r["rho"]) else f"{r['rho']:.2f} ({_p(r['rho_p'])})"]
+                          for _, r in ld.iterrows()]))
     if len(cal):
         parts.append("\nCalibration (section 7, step 2): standing queue in packets (s = 1.192 ms per 1490-byte frame),"
                      " from the sojourns (median queueing delay / s) and from tc (the qdisc named, median qlen); pass ="

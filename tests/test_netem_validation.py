@@ -576,3 +576,30 @@ def test_punctuality_of_the_shim_per_tcp_cell():
     p = nv.punctuality(res, cmp_).iloc[0]
     assert (p["arms"], p["tested"], p["equivalent"]) == (2, 2, 1)
     assert p["late1"] == pytest.approx(0.3) and p["late5"] == pytest.approx(0.02) and p["max_late_ms"] == 21.5
+
+
+def test_lateness_dependence_known_line():
+    """nv.lateness_dependence: shim - netem goodput built as exactly -0.5 % per point of late releases plus 1 % in
+    one cell and plus 3 % in the other (relative to the cell's netem mean of 10 Mbit/s): slope -0.5 within cells,
+    the cells' mean intercept 2 %, rho -1; pairs are matched by cell and rep; a cell without netem arms contributes
+    nothing."""
+    from analysis import netem_validation as nv
+    rows = []
+
+    def arm(rep, model, d, impl, goodput, late=np.nan):
+        r = {c: np.nan for c in nv.RUN_COLUMNS}
+        r.update(run=f"rep{rep:02d}-{model}-d{d}-l1-bbr-{impl}", rep=rep, traffic="tcp", model=model, cc="bbr",
+                 loss_pct=1.0, delay_ms=float(d), implementation=impl, valid=True, goodput_mbps=goodput,
+                 shim_late1_share=late)
+        rows.append(r)
+    for model, d in (("tbf-netem", 5), ("netem-tbf-k6", 25)):
+        for rep, (late, net) in enumerate([(0.05, 9.9), (0.10, 10.1), (0.20, 9.8), (0.40, 10.2)], start=1):
+            arm(rep, model, d, "netem", net)
+            arm(rep, model, d, "shim", net + 10.0 * ((1.0 if d == 5 else 3.0) - 0.5 * 100 * late) / 100, late)
+    arm(1, "tbf-netem", 50, "shim", 5.0, 0.9)            # no netem arm in its cell: unpaired
+    ld = nv.lateness_dependence(nv.Results(pd.DataFrame(rows, columns=nv.RUN_COLUMNS), {}, {}))
+    r = ld.iloc[0]
+    assert (r["cc"], r["loss_pct"], r["n"], r["cells"]) == ("bbr", 1.0, 8, 2) and r["late_min_pct"] == pytest.approx(5)
+    assert r["intercept_pct"] == pytest.approx(2.0) and r["slope"] == pytest.approx(-0.5)
+    assert r["rho"] == pytest.approx(-1.0) and r["late_mean_pct"] == pytest.approx(18.75)
+    assert "line at no lateness" in nv.report(nv.Results(pd.DataFrame(rows, columns=nv.RUN_COLUMNS), {}, {}))
