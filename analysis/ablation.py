@@ -56,12 +56,19 @@ def arms(run_ids) -> pd.DataFrame:
 
 
 def arm_set(df: pd.DataFrame) -> list[tuple]:
-    """The distinct (queue_model, udp_len_bytes or None) arms of a study-000 dataset's rows, sorted."""
+    """The distinct (queue_model, udp_len_bytes or None) arms of a study-000 dataset's rows, sorted. The datagram
+    size belongs to the UDP runs (udp_fairness) only: a queue model's arms are its UDP runs' sizes, and
+    (queue_model, None) when it has no UDP runs; its TCP-only runs belong to every arm of it (:func:`select_arm`).
+    So a dataset recorded with one queue model and one UDP size (campaigns/paper.yaml) is one arm."""
     if "run_id" not in df or df.empty:
         return []
     a = arms(df["run_id"].unique())
-    return sorted({(q, None if pd.isna(n) else int(n)) for q, n in zip(a["queue_model"], a["udp_len_bytes"])},
-                  key=lambda k: (k[0], k[1] or 0))
+    udp = a["run_id"].str.startswith("udp_fairness")
+    out = set()
+    for q, g in a.groupby("queue_model", sort=False):
+        lens = {None if pd.isna(n) else int(n) for n in g.loc[udp[g.index], "udp_len_bytes"]}
+        out |= {(q, n) for n in (lens or {None})}
+    return sorted(out, key=lambda k: (k[0], k[1] or 0))
 
 
 def parse_arm(text: str) -> tuple:

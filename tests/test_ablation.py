@@ -211,3 +211,18 @@ def test_explanations_describe_the_datasets_own_buffer_and_datagram():
     d = f000._datagram(Rows(new))
     assert "8192-byte datagrams" in d and "arrived whole" in d
     assert f000._datagram(Rows(old[old["experiment"] != "udp_fairness"])) == ""
+
+
+def test_one_queue_model_and_one_udp_size_is_one_arm():
+    """campaigns/paper.yaml since issue 28 item 5: every run tbf-netem, the UDP runs 8192-byte datagrams, the TCP runs
+    none: one arm, which the scorecard scores (it refuses only real mixtures); a TCP-only dataset is (model, None)."""
+    from analysis.claims import evaluate
+    df = ab.select_arm(made_up(), ("tbf-netem", 8192))
+    assert ab.arm_set(df) == [("tbf-netem", 8192)]
+    runs = df.drop_duplicates("run_id")[["run_id", "cc", "cc2"]].assign(status="complete", reason="")
+    df.attrs["runs"] = runs.reset_index(drop=True)
+    assert len(evaluate(df, n_boot=200))
+    tcp = df[df["experiment"] != "udp_fairness"]
+    assert ab.arm_set(tcp) == [("tbf-netem", None)]
+    mixed = pd.concat([df, ab.select_arm(made_up(), ("tbf-netem", None))])
+    assert ab.arm_set(mixed) == [("tbf-netem", None), ("tbf-netem", 8192)]
