@@ -1154,6 +1154,20 @@ EXPORT_ARM_FILES = ("run.json", "iperf3.json", "switch.log", "shim.log", "tcpdum
 EXPORT_TOP_FILES = ("meta.json", "setup.json", "params.json")
 
 
+#: this host's own paths in the recorded command lines (meta.json's qemu_args): the Vagrant home and the VM's scratch
+#: directory, replaced in the committed form by what they stand for (the repository quotes no machine's paths)
+_HOST_PATHS = ((re.compile(r"(?:/root|/home/[^/\s\"]+)/\.vagrant\.d"), "~/.vagrant.d"),
+               (re.compile(r"/(?:var/)?tmp/(mpcc-[a-z]+)\.[A-Za-z0-9]+"), r"$TMPDIR/\1.XXXXXX"))
+
+
+def portable_paths(text: str) -> str:
+    """``text`` with this host's Vagrant home and the VM's scratch directory written as ``~/.vagrant.d`` and
+    ``$TMPDIR/mpcc-NAME.XXXXXX`` (the guest's own fixed directories, set by the repository's scripts, stay)."""
+    for pat, rep in _HOST_PATHS:
+        text = pat.sub(rep, text)
+    return text
+
+
 def export(results_dir, dest) -> int:
     """Write the committed form of a results directory into ``dest`` (which must not exist): per arm the small files
     (:data:`EXPORT_ARM_FILES`, xz-compressed) and ``derived.json`` (version :data:`DERIVED_VERSION`: the
@@ -1196,7 +1210,7 @@ def export(results_dir, dest) -> int:
         (out / "derived.json").write_text(json.dumps(doc, sort_keys=True) + "\n")
     for name in EXPORT_TOP_FILES:
         if (src / name).is_file():
-            shutil.copy2(src / name, tmp / name)
+            (tmp / name).write_text(portable_paths((src / name).read_text()))
     for p in sorted(src.glob("setup-rep*.json")):
         shutil.copy2(p, tmp / p.name)
     for p in sorted(src.glob("guest*.log")) + sorted(src.glob("console.log")):

@@ -603,3 +603,17 @@ def test_lateness_dependence_known_line():
     assert r["intercept_pct"] == pytest.approx(2.0) and r["slope"] == pytest.approx(-0.5)
     assert r["rho"] == pytest.approx(-1.0) and r["late_mean_pct"] == pytest.approx(18.75)
     assert "line at no lateness" in nv.report(nv.Results(pd.DataFrame(rows, columns=nv.RUN_COLUMNS), {}, {}))
+
+
+def test_committed_validation_data_quote_no_host_paths():
+    """The committed forms (data/netem-validation, data/cc-validation) carry no path of the recording host: its
+    Vagrant home and the VM's scratch directory are written as ~/.vagrant.d and $TMPDIR/mpcc-NAME.XXXXXX
+    (nv.portable_paths, applied by export)."""
+    from pathlib import Path
+    from analysis import netem_validation as nv
+    assert nv.portable_paths("file:/var/tmp/mpcc-nvval.lMfYnT/c.log -kernel /root/.vagrant.d/b /home/u/.vagrant.d/b") \
+        == "file:$TMPDIR/mpcc-nvval.XXXXXX/c.log -kernel ~/.vagrant.d/b ~/.vagrant.d/b"
+    root = Path(__file__).resolve().parents[1] / "data"
+    for d in ("netem-validation", "cc-validation"):
+        for p in (root / d).rglob("*.json"):
+            assert nv.portable_paths(p.read_text()) == p.read_text(), p
