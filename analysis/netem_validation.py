@@ -1173,8 +1173,9 @@ def export(results_dir, dest) -> int:
     (:data:`EXPORT_ARM_FILES`, xz-compressed) and ``derived.json`` (version :data:`DERIVED_VERSION`: the
     :data:`RUN_COLUMNS` row and the steady window's queueing-delay histogram, computed from the captures here, with
     the sha256 of each capture and of tc.txt it was computed from); the captures and tc samples themselves are left
-    out. Top level: :data:`EXPORT_TOP_FILES`, setup-rep*.json, guest logs (xz), reps/, shim/ (the bytes the guest
-    ran). Returns the number of arms written."""
+    out. Top level: :data:`EXPORT_TOP_FILES`, setup-rep*.json, guest logs (xz), reps/. The shim's bytes (DIR/shim/:
+    the binary, its libraries, switch.sh and the guest script) stay out: meta.json names each by sha256 and git blob
+    or commit, and the scripts are the repository's own. Returns the number of arms written."""
     src, dst = Path(results_dir), Path(dest)
     if dst.exists():
         raise AnalysisError(f"{dst} exists: export writes a new directory, it never overwrites")
@@ -1215,9 +1216,8 @@ def export(results_dir, dest) -> int:
         shutil.copy2(p, tmp / p.name)
     for p in sorted(src.glob("guest*.log")) + sorted(src.glob("console.log")):
         xz_copy(p, tmp / p.name)
-    for sub in ("reps", "shim"):
-        if (src / sub).is_dir():
-            shutil.copytree(src / sub, tmp / sub)
+    if (src / "reps").is_dir():
+        shutil.copytree(src / "reps", tmp / "reps")
     tmp.rename(dst)
     return len(run_dirs)
 

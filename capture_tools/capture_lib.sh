@@ -50,20 +50,22 @@ if ! [[ "${MPCC_CAPTURE_START_S:-30}" =~ ^[1-9][0-9]*$ ]]; then   # checked when
 fi
 # start_capture NETNS IFACE FILE SNAPLEN [FILTER]: tcpdump in namespace NETNS on IFACE into FILE, packet-buffered (-U);
 # its PID joins the caller's array tcpdump_pids; its messages ("listening on ...", at exit its drop counts) go to $LOG.
+# The first capture of a batch (tcpdump_pids empty) notes $LOG's length for wait_captures_listening.
+capture_log_mark=0
 start_capture() {
+    [[ ${#tcpdump_pids[@]} -gt 0 ]] || capture_log_mark=$(wc -l < "$LOG")
     ip netns exec "$1" tcpdump -i "$2" -s "$4" -n -U -w "$3" ${5:+"$5"} 2>>"$LOG" &
     tcpdump_pids+=("$!")
 }
 
-# wait_captures_listening SINCE_LINE: wait until every tcpdump in tcpdump_pids said "listening on" in $LOG after line
-# SINCE_LINE (take it with `wc -l < "$LOG"` before start_capture), so that no traffic starts before its captures
-# record (a loaded host can take seconds to start tcpdump). One-line error and status 1 when a capture exits first or
-# MPCC_CAPTURE_START_S (default 30 s) passes.
+# wait_captures_listening: wait until every tcpdump in tcpdump_pids said "listening on" in $LOG since the batch's
+# first start_capture, so that no traffic starts before its captures record (a loaded host can take seconds to start
+# tcpdump). One-line error and status 1 when a capture exits first or MPCC_CAPTURE_START_S (default 30 s) passes.
 wait_captures_listening() {
-    local since=$1 limit=${MPCC_CAPTURE_START_S:-30} i p have
+    local limit=${MPCC_CAPTURE_START_S:-30} i p have
     for ((i = 0; i < limit * 10; i++)); do
         # tcpdump writes "tcpdump: " and "listening on ..." separately: count the phrase, not whole lines
-        have=$(tail -n +"$((since + 1))" "$LOG" | grep -o 'listening on ' | wc -l)
+        have=$(tail -n +"$((capture_log_mark + 1))" "$LOG" | grep -o 'listening on ' | wc -l)
         [[ $have -ge ${#tcpdump_pids[@]} ]] && return 0
         for p in "${tcpdump_pids[@]}"; do
             kill -0 "$p" 2>/dev/null || { echo "error: a capture (tcpdump) exited before the traffic started; see $LOG" >&2; return 1; }

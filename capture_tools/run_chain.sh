@@ -124,7 +124,6 @@ say "self_check: $self_check"
 cap() { # NODE IF FILE
     start_capture "$P$1" "$2" "$out/$3" "$SNAPLEN"   # capture_lib.sh
 }
-cap_mark=$(wc -l < "$LOG")
 for k in "${FLOWS[@]}"; do
     cap "${SND[$k]}" "${SIF[$k]}" "flow$k-sender.pcap"
     cap "${RCV[$k]}" "${RIF[$k]}" "flow$k-receiver.pcap"
@@ -135,7 +134,7 @@ for k in "${FLOWS[@]}"; do
         > "$out/iperf3/flow$k-server.json" 2>>"$LOG" &
     SRV[$k]=$!; pids+=("$!")
 done
-wait_captures_listening "$cap_mark" || exit 1   # capture_lib.sh
+wait_captures_listening || exit 1   # capture_lib.sh
 sleep 1
 
 SS_INTERVAL_S=0.1   # `ss -tin` sampling interval (meta.json ss_interval_s), as the other capture tools

@@ -182,7 +182,6 @@ say "self_check: $(jq -c . <<<"$self_check")"
 cap() { # NODE IF FILE (sender side: the client's interfaces; receiver side: the server's)
     start_capture "$P$1" "$2" "$out/$3" 128   # capture_lib.sh
 }
-cap_mark=$(wc -l < "$LOG")
 for k in 1 2; do
     cap "$CLIENT" "${CIF[$k]}" "client-path$k.pcap"
     cap "$SERVER" "${SIF[$k]}" "server-path$k.pcap"
@@ -199,7 +198,7 @@ if [[ -n "$flood_mbps" ]]; then
         > "$out/iperf3/flood-server.json" 2>>"$LOG" &
     fsrv=$!; pids+=("$fsrv")
 fi
-wait_captures_listening "$cap_mark" || exit 1   # capture_lib.sh
+wait_captures_listening || exit 1   # capture_lib.sh
 sleep 1
 
 SS_INTERVAL_S=0.1   # `ss -tin` sampling interval (meta.json ss_interval_s), as run_experiment.sh

@@ -71,7 +71,6 @@ flow2=0
 cap() { # NODE IF FILE
     start_capture "$P$1" "$2" "$out/$3" 128   # capture_lib.sh
 }
-cap_mark=$(wc -l < "$LOG")
 cap router1 r1-src1 router1.pcap
 cap router2 r2-dst1 receiver.pcap
 if [[ $flow2 == 1 ]]; then
@@ -85,7 +84,7 @@ if [[ $flow2 == 1 ]]; then
     ip netns exec "${P}dst2" iperf3 -s -1 -p 5202 --json -I "$out/iperf3/flow2-server.pid" > "$out/iperf3/flow2-server.json" 2>>"$LOG" &
     srv2=$!; pids+=("$srv2")
 fi
-wait_captures_listening "$cap_mark" || exit 1   # capture_lib.sh
+wait_captures_listening || exit 1   # capture_lib.sh
 sleep 1
 
 ss_loop() { # NS DST -> file

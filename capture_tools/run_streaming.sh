@@ -254,12 +254,11 @@ queues0=$(qdisc_json)
 cap() { # NODE IF FILE [FILTER]
     start_capture "$P$1" "$2" "$out/$3" "$SNAPLEN" ${4:+"$4"}   # capture_lib.sh
 }
-cap_mark=$(wc -l < "$LOG")
 cap "$SRV" "${SIF[1]}" server.pcap
 for k in 1 2 3; do cap "${CLI[$k]}" "${CIF[$k]}" "client$k.pcap"; done
 cap "$BG_SND" "$BG_SIF" tg.pcap udp
 cap "$BG_RCV" "$BG_RIF" sink.pcap udp
-wait_captures_listening "$cap_mark" || exit 1   # capture_lib.sh
+wait_captures_listening || exit 1   # capture_lib.sh
 
 listening() { # NS PROTO(t|u) PORT...: every port has a listening socket
     local p ls

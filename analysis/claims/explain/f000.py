@@ -300,7 +300,7 @@ def _udp(r, ctx):
             "fragmentation alone cannot give both of the paper's numbers. Two candidates: the UDP datagram size "
             "(iperf3 3.1.3, the paper's era, sent 8192-byte datagrams; since 3.1.5 it sends one MSS: "
             "docs/netem-semantics.md) and whether the paper's UDP figure is sender- or receiver-side (not measured). "
-            + (_datagram(ctx) + " " if _datagram(ctx) else ""))
+            + (f"{dg} " if (dg := _datagram(ctx)) else ""))
     sid = r["claim_id"].split("-", 1)[0]
     kind, more, ev = _ablation(r, ctx, sid, cc or None, undecided=", with 8192-byte datagrams and each queue model,")
     return core.explain(r, kind, text + more, per_cbr=per, **ev)
