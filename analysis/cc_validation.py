@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import lzma
 import shutil
 import sys
 from pathlib import Path
@@ -49,6 +48,7 @@ from analysis.figures.ss_samples import ccs_once_flowing, data_connection, parse
 from analysis.ingest.compressed import open_decompressed
 from analysis.metrics.cwnd_decrease import decrease_events
 from analysis.stats import summary, tost, welch_t
+from analysis.validation_store import ARCHIVE, pack, run_dirs
 
 IMPLS = ("kernel", "bpf")
 #: multiplicative-decrease factor a CC is expected to apply (ssthresh / cwnd), where it has a fixed one
@@ -193,15 +193,15 @@ class Results:
 def load_results(results_dir) -> Results:
     """Read every ``runs/*/run.json`` run of ``results_dir`` (see the module docstring)."""
     root = Path(results_dir)
-    run_dirs = sorted(p.parent for p in root.glob("runs/*/run.json"))
-    if not run_dirs:
-        raise AnalysisError(f"{root}: no runs/*/run.json (not a cc-validation results directory)")
     rows, evs, cws = [], [], []
-    for d in run_dirs:
-        r, e, c = load_run(d)
-        rows.append(r)
-        evs.append(e)
-        cws.append(c)
+    with run_dirs(root) as dirs:
+        if not dirs:
+            raise AnalysisError(f"{root}: no runs/*/run.json nor {ARCHIVE} (not a cc-validation results directory)")
+        for d in dirs:
+            r, e, c = load_run(d)
+            rows.append(r)
+            evs.append(e)
+            cws.append(c)
     runs = pd.DataFrame(rows, columns=RUN_COLUMNS).sort_values(["cc", "rep", "order_in_rep"], kind="stable")
     events = pd.concat([e for e in evs if len(e)], ignore_index=True) if any(len(e) for e in evs) else \
         pd.DataFrame(columns=["ts", "cwnd_before_pkts", "ssthresh_pkts", "ratio", "run", "cc", "implementation",
@@ -450,38 +450,29 @@ BUNDLE_TOP_FILES = ("meta.json", "setup.json", "guest.log")
 
 def bundle(results_dir, dest) -> list[Path]:
     """Copy what the tables need (and the runs' metadata) from ``results_dir`` to ``dest``: per run run.json,
-    iperf3.json, during.txt and ss.txt xz-compressed (ss.txt.xz); meta.json, setup.json, guest.log. ``dest`` must
-    not exist or be empty. Returns the files written."""
+    iperf3.json, during.txt and ss.txt, packed into one ``runs.tar.xz`` (analysis/validation_store.py); meta.json,
+    setup.json, guest.log beside it. ``dest`` must not exist or be empty. Returns the files written."""
     src, dst = Path(results_dir), Path(dest)
     if dst.exists() and any(dst.iterdir()):
         raise AnalysisError(f"{dst} exists and is not empty")
-    run_dirs = sorted(p.parent for p in src.glob("runs/*/run.json"))
-    if not run_dirs:
-        raise AnalysisError(f"{src}: no runs/*/run.json")
     written = []
-    dst.mkdir(parents=True, exist_ok=True)
-    for name in BUNDLE_TOP_FILES:
-        if (src / name).is_file():
-            shutil.copyfile(src / name, dst / name)
-            written.append(dst / name)
-    for d in run_dirs:
-        o = dst / "runs" / d.name
-        o.mkdir(parents=True)
-        for name in BUNDLE_RUN_FILES:
-            p = _find(d, name)
-            if p is not None:
-                shutil.copyfile(p, o / p.name)
-                written.append(o / p.name)
-        p = _find(d, "ss.txt")
-        if p is not None:
-            if p.name == "ss.txt":
-                with open(p, "rb") as f, lzma.open(o / "ss.txt.xz", "wb", preset=9) as g:
-                    shutil.copyfileobj(f, g)
-                written.append(o / "ss.txt.xz")
-            else:
-                shutil.copyfile(p, o / p.name)
-                written.append(o / p.name)
-    return written
+    with run_dirs(src) as dirs:
+        if not dirs:
+            raise AnalysisError(f"{src}: no runs/*/run.json nor {ARCHIVE}")
+        dst.mkdir(parents=True, exist_ok=True)
+        for name in BUNDLE_TOP_FILES:
+            if (src / name).is_file():
+                shutil.copyfile(src / name, dst / name)
+                written.append(dst / name)
+        for d in dirs:
+            o = dst / "runs" / d.name
+            o.mkdir(parents=True)
+            for name in BUNDLE_RUN_FILES + ("ss.txt",):
+                p = _find(d, name)
+                if p is not None:
+                    shutil.copyfile(p, o / p.name)
+    pack(dst)
+    return written + [dst / ARCHIVE]
 
 
 def cli(argv, *, prog: str, description: str, dir_help: str, markdown_help: str, load, report_fn, bundle_fn) -> int:
@@ -493,7 +484,8 @@ def cli(argv, *, prog: str, description: str, dir_help: str, markdown_help: str,
     ap.add_argument("results_dir", help=dir_help)
     ap.add_argument("--markdown", action="store_true", help=markdown_help)
     ap.add_argument("--runs", action="store_true", help="also one row per run")
-    ap.add_argument("--bundle", metavar="DEST", help="copy the small result files (ss samples xz'd) to DEST first")
+    ap.add_argument("--bundle", metavar="DEST", help="copy the small result files to DEST first (the runs' as one "
+                                                     "runs.tar.xz)")
     args = ap.parse_args(argv)
     try:
         if args.bundle:

@@ -83,6 +83,7 @@ from analysis.errors import AnalysisError
 from analysis.ingest import read_pcap
 from analysis.ingest.compressed import open_decompressed
 from analysis.stats import summary, tost
+from analysis.validation_store import ARCHIVE, pack, run_dirs
 
 MODELS = ("fifo-after-delay", "tbf-netem", "netem-tbf", "netem-tbf-k6")
 IMPLS = ("netem", "shim")
@@ -692,18 +693,20 @@ class Results:
         return self.runs[self.runs["valid"].astype(bool)]
 
 
+RUN_MARKERS = ("run.json", "run.json.xz", "run.json.gz")
+
+
 def load_results(results_dir) -> Results:
     """Read every ``runs/*/run.json`` arm of ``results_dir`` (see the module docstring)."""
     root = Path(results_dir)
-    run_dirs = sorted({p.parent for pat in ("runs/*/run.json", "runs/*/run.json.xz", "runs/*/run.json.gz")
-                       for p in root.glob(pat)})
-    if not run_dirs:
-        raise AnalysisError(f"{root}: no runs/*/run.json (not a netem-validation results directory)")
     rows, hists = [], {}
-    for d in run_dirs:
-        row, hist = load_arm_full(d)
-        rows.append(row)
-        hists[row["run"]] = hist
+    with run_dirs(root, RUN_MARKERS) as dirs:
+        if not dirs:
+            raise AnalysisError(f"{root}: no runs/*/run.json nor {ARCHIVE} (not a netem-validation results directory)")
+        for d in dirs:
+            row, hist = load_arm_full(d)
+            rows.append(row)
+            hists[row["run"]] = hist
     runs = pd.DataFrame(rows, columns=RUN_COLUMNS)
     runs["cc"] = runs["cc"].fillna("").astype(str)
     runs["loss_pct"] = runs["loss_pct"].astype(float)
@@ -1148,7 +1151,7 @@ def report(res: Results, per_run: bool = False) -> str:
 
 
 # ---------------------------------------------------------------- the committed form
-#: what :func:`export` copies of each arm (compressed with xz when not already), and of the results directory
+#: what :func:`export` copies of each arm (into the runs archive), and of the results directory
 EXPORT_ARM_FILES = ("run.json", "iperf3.json", "switch.log", "shim.log", "tcpdump-sw-a.err", "tcpdump-sw-b.err",
                     "client.err", "server.log", "tc.err")
 EXPORT_TOP_FILES = ("meta.json", "setup.json", "params.json")
@@ -1170,18 +1173,16 @@ def portable_paths(text: str) -> str:
 
 def export(results_dir, dest) -> int:
     """Write the committed form of a results directory into ``dest`` (which must not exist): per arm the small files
-    (:data:`EXPORT_ARM_FILES`, xz-compressed) and ``derived.json`` (version :data:`DERIVED_VERSION`: the
-    :data:`RUN_COLUMNS` row and the steady window's queueing-delay histogram, computed from the captures here, with
-    the sha256 of each capture and of tc.txt it was computed from); the captures and tc samples themselves are left
-    out. Top level: :data:`EXPORT_TOP_FILES`, setup-rep*.json, guest logs (xz), reps/. The shim's bytes (DIR/shim/:
-    the binary, its libraries, switch.sh and the guest script) stay out: meta.json names each by sha256 and git blob
-    or commit, and the scripts are the repository's own. Returns the number of arms written."""
+    (:data:`EXPORT_ARM_FILES`) and ``derived.json`` (version :data:`DERIVED_VERSION`: the :data:`RUN_COLUMNS` row and
+    the steady window's queueing-delay histogram, computed from the captures here, with the sha256 of each capture and
+    of tc.txt it was computed from), all packed into one ``runs.tar.xz`` (analysis/validation_store.py); the captures
+    and tc samples themselves are left out. Top level: :data:`EXPORT_TOP_FILES`, setup-rep*.json, guest logs (xz),
+    reps/. The shim's bytes (DIR/shim/: the binary, its libraries, switch.sh and the guest script) stay out: meta.json
+    names each by sha256 and git blob or commit, and the scripts are the repository's own. Returns the number of arms
+    written."""
     src, dst = Path(results_dir), Path(dest)
     if dst.exists():
         raise AnalysisError(f"{dst} exists: export writes a new directory, it never overwrites")
-    run_dirs = sorted({p.parent for pat in ("runs/*/run.json", "runs/*/run.json.xz") for p in src.glob(pat)})
-    if not run_dirs:
-        raise AnalysisError(f"{src}: no runs/*/run.json (not a netem-validation results directory)")
     tmp = dst.with_name(dst.name + ".partial")
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -1196,19 +1197,23 @@ def export(results_dir, dest) -> int:
     def sha(p: Path | None):
         return hashlib.sha256(p.read_bytes()).hexdigest() if p is not None else None
 
-    for d in run_dirs:
-        row, hist = load_arm_full(d)
-        out = tmp / "runs" / d.name
-        out.mkdir(parents=True)
-        for name in EXPORT_ARM_FILES:
-            p = _find(d, name)
-            if p is not None:
-                xz_copy(p, out / name)
-        doc = {"version": DERIVED_VERSION, "computed_by": "analysis.netem_validation.load_arm_full",
-               "from": {"sw-a.pcap": sha(_find(d, "sw-a.pcap")), "sw-b.pcap": sha(_find(d, "sw-b.pcap")),
-                        "tc.txt": sha(_find(d, "tc.txt"))},
-               "row": {c: _jsonable(row[c]) for c in RUN_COLUMNS}, "hist": hist}
-        (out / "derived.json").write_text(json.dumps(doc, sort_keys=True) + "\n")
+    with run_dirs(src, RUN_MARKERS) as dirs:
+        if not dirs:
+            raise AnalysisError(f"{src}: no runs/*/run.json (not a netem-validation results directory)")
+        for d in dirs:
+            row, hist = load_arm_full(d)
+            out = tmp / "runs" / d.name
+            out.mkdir(parents=True)
+            for name in EXPORT_ARM_FILES:
+                p = _find(d, name)
+                if p is not None:
+                    shutil.copy2(p, out / p.name)
+            doc = {"version": DERIVED_VERSION, "computed_by": "analysis.netem_validation.load_arm_full",
+                   "from": {"sw-a.pcap": sha(_find(d, "sw-a.pcap")), "sw-b.pcap": sha(_find(d, "sw-b.pcap")),
+                            "tc.txt": sha(_find(d, "tc.txt"))},
+                   "row": {c: _jsonable(row[c]) for c in RUN_COLUMNS}, "hist": hist}
+            (out / "derived.json").write_text(json.dumps(doc, sort_keys=True) + "\n")
+        n = len(dirs)
     for name in EXPORT_TOP_FILES:
         if (src / name).is_file():
             (tmp / name).write_text(portable_paths((src / name).read_text()))
@@ -1218,8 +1223,9 @@ def export(results_dir, dest) -> int:
         xz_copy(p, tmp / p.name)
     if (src / "reps").is_dir():
         shutil.copytree(src / "reps", tmp / "reps")
+    pack(tmp)
     tmp.rename(dst)
-    return len(run_dirs)
+    return n
 
 
 def main(argv=None) -> int:

@@ -58,6 +58,7 @@ from analysis.cc_validation import bundle as _bundle_small_files
 from analysis.errors import AnalysisError
 from analysis.figures.ss_samples import CC_CHECK_MIN_ACKED, ccs_once_flowing, parse_ss
 from analysis.metrics.fairness import jain_index
+from analysis.validation_store import ARCHIVE, run_dirs
 
 IMPLS = ("kernel", "bpf")
 IMPL_LABEL = {"kernel": "module", "bpf": "port"}
@@ -224,14 +225,14 @@ def load_results(results_dir) -> Results:
     root = Path(results_dir)
     if not root.is_dir():
         raise AnalysisError(f"{root}: not a directory")
-    run_dirs = sorted(p.parent for p in root.glob("runs/*/run.json"))
-    if not run_dirs:
-        raise AnalysisError(f"{root}: no runs/*/run.json (not a validation results directory)")
     rows, pac = [], []
-    for d in run_dirs:
-        r, p = load_run(d)
-        rows.append(r)
-        pac.append(p)
+    with run_dirs(root) as dirs:
+        if not dirs:
+            raise AnalysisError(f"{root}: no runs/*/run.json nor {ARCHIVE} (not a validation results directory)")
+        for d in dirs:
+            r, p = load_run(d)
+            rows.append(r)
+            pac.append(p)
     runs = pd.DataFrame(rows, columns=RUN_COLUMNS).sort_values(CASE + ["rep", "order_in_rep"], kind="stable")
     pacing = pd.concat([p for p in pac if len(p)], ignore_index=True) if any(len(p) for p in pac) else \
         pd.DataFrame(columns=["t_s", "pacing_mbps", "run", "implementation", "loss_pct", "flows"])

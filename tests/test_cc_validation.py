@@ -219,9 +219,11 @@ def test_markdown_cli_and_bundle_reproduce_the_table(tmp_path, capsys):
     dest = tmp_path / "bundle"
     assert cv.main([str(src), "--markdown", "--bundle", str(dest)]) == 0
     assert capsys.readouterr().out == md
-    assert (dest / "runs" / "rep01-bic-bpf" / "ss.txt.xz").is_file()
-    assert not (dest / "runs" / "rep01-bic-bpf" / "ss.txt").exists()
-    assert not (dest / "runs" / "rep01-bic-bpf" / "client.err").exists()
+    from analysis import validation_store as vs
+    assert (dest / "runs.tar.xz").is_file() and not (dest / "runs").exists()
+    names = {n for n, _ in vs.members(dest)}
+    assert "runs/rep01-bic-bpf/ss.txt" in names and "runs/rep01-bic-bpf/run.json" in names
+    assert "runs/rep01-bic-bpf/client.err" not in names
     assert cv.main([str(dest), "--markdown"]) == 0
     assert capsys.readouterr().out == md          # the bundled copy gives the same table
     with pytest.raises(AnalysisError):

@@ -547,7 +547,10 @@ def test_export_keeps_the_rows_without_the_captures(tmp_path):
     dst = tmp_path / "committed"
     assert nv.main([str(src), "--export", str(dst)]) == 0
     assert not list(dst.rglob("*.pcap*")) and not list(dst.rglob("tc.txt*"))
-    assert (dst / "meta.json").is_file() and list(dst.glob("runs/*/run.json.xz"))
+    assert (dst / "meta.json").is_file() and (dst / "runs.tar.xz").is_file() and not (dst / "runs").exists()
+    from analysis import validation_store as vs
+    names = {n.split("/", 2)[2] for n, _ in vs.members(dst)}
+    assert names == {"run.json", "iperf3.json", "derived.json"}      # what the synthetic arms had, packed plain
     after = nv.load_results(dst)
     assert set(after.runs["source"]) == {"derived.json"} and set(before.runs["source"]) == {"captures"}
     cols = [c for c in nv.RUN_COLUMNS if c != "source"]
@@ -613,7 +616,11 @@ def test_committed_validation_data_quote_no_host_paths():
     from analysis import netem_validation as nv
     assert nv.portable_paths("file:/var/tmp/mpcc-nvval.lMfYnT/c.log -kernel /root/.vagrant.d/b /home/u/.vagrant.d/b") \
         == "file:$TMPDIR/mpcc-nvval.XXXXXX/c.log -kernel ~/.vagrant.d/b ~/.vagrant.d/b"
+    from analysis import validation_store as vs
     root = Path(__file__).resolve().parents[1] / "data"
-    for d in ("netem-validation", "cc-validation"):
-        for p in (root / d).rglob("*.json"):
+    for d in ("netem-validation", "cc-validation", "cc-validation/westwood-confirmation"):
+        for p in (root / d).glob("*.json"):
             assert nv.portable_paths(p.read_text()) == p.read_text(), p
+        for name, data in vs.members(root / d):                      # the runs' files, in runs.tar.xz
+            text = data.decode("utf-8", errors="replace")
+            assert nv.portable_paths(text) == text, f"{d}: {name}"
