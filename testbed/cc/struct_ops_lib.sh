@@ -7,6 +7,8 @@
 #   INUSE is registered, and `bpftool struct_ops show` does not say which (its dump does);
 # - bpftool's output is read whole before it is parsed: a pipeline reader that quits early (awk's exit, head,
 #   grep -q) kills bpftool with SIGPIPE under pipefail (tools/check_pipelines.py finds those).
+# - the state's place in the dump: "common": {"state": ...} from Linux 6.9 (struct bpf_struct_ops_common_value, the
+#   host), "state" directly before (the Debian VM's 6.1); both are read.
 # A failing bpftool is retried, then an error (exit 2: never taken for "not registered").
 struct_ops_id() {
     command -v bpftool >/dev/null || return 0
@@ -17,7 +19,8 @@ struct_ops_id() {
                 [foreach .[] as $e ({info: null, hit: null};
                     if $e.bpf_map_info then {info: $e.bpf_map_info, hit: null}
                     else {info: .info, hit: (if .info != null and .info.name == $n
-                              and $e.bpf_struct_ops_tcp_congestion_ops.common.state == "BPF_STRUCT_OPS_STATE_INUSE"
+                              and ($e.bpf_struct_ops_tcp_congestion_ops | .common.state // .state)
+                                  == "BPF_STRUCT_OPS_STATE_INUSE"
                               then .info.id else null end)} end;
                     .hit) | select(. != null)] | first // empty' <<<"$out" && return 0
         fi

@@ -180,5 +180,9 @@ jq -n --arg host_kernel "$(uname -r)" --arg host_os "$(. /etc/os-release && echo
       flows:($flows|split(" ")|map(select(. != "")|tonumber)), guest_exit:$grc,
       seconds:{build_box:$t_box, boot:$t_boot, build_module:$t_kbuild, runs:$t_runs, total:$t_total}}' >"$out/meta.json"
 log "results in $out ($(find "$out/runs" -name run.json | wc -l) runs; box $T_BOX s, boot $T_BOOT s, runs $T_RUNS s)"
-log "analyse: python -m analysis.cc_validation $out --markdown"
+if [[ $pcc -eq 1 ]]; then
+    log "analyse: python -m analysis.pcc_validation $out --markdown"
+else
+    log "analyse: python -m analysis.cc_validation $out --markdown"
+fi
 exit "$grc"

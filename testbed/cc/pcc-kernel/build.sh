@@ -7,8 +7,9 @@
 #   bash testbed/cc/pcc-kernel/build.sh --check      # only check that src/tcp_pcc.c is there with its sha256
 #   KDIR=/path/to/kernel/build bash ...              # another kernel build tree (default: the running kernel's)
 #
-# The build works on a copy in OUTDIR: src/tcp_pcc.c, the patches of patches/series applied (patch -p1), and a
-# one-line kbuild file of this repository (obj-m := tcp_pcc.o); then insmod OUTDIR/src/tcp_pcc.ko.
+# The build works on a copy in OUTDIR: src/tcp_pcc.c, the edits of patches/series applied (.patch: patch -p1;
+# .sed: a sed script that must change exactly one line), and a one-line kbuild file of this repository
+# (obj-m := tcp_pcc.o); then insmod OUTDIR/src/tcp_pcc.ko.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,7 +34,19 @@ mkdir -p -- "$out/src"
 cp -- "$src" "$out/src/tcp_pcc.c"
 while read -r p; do
 	[[ -z $p || $p == \#* ]] && continue
-	patch -d "$out" -p1 --forward < "$here/patches/$p"
+	case $p in
+	*.sed)
+		cp -- "$out/src/tcp_pcc.c" "$out/src/tcp_pcc.c.orig"
+		sed -i -f "$here/patches/$p" "$out/src/tcp_pcc.c"
+		n=$(diff "$out/src/tcp_pcc.c.orig" "$out/src/tcp_pcc.c" | grep -c '^>' || true)
+		rm -f -- "$out/src/tcp_pcc.c.orig"
+		if [[ $n -ne 1 ]]; then
+			echo "build.sh: patches/$p changed $n lines of src/tcp_pcc.c, expected 1" >&2
+			exit 1
+		fi
+		echo "applied patches/$p (1 line)" ;;
+	*) patch -d "$out" -p1 --forward < "$here/patches/$p" ;;
+	esac
 done < "$here/patches/series"
 echo 'obj-m := tcp_pcc.o' > "$out/src/Kbuild"
 make -C "$kdir" M="$(cd "$out/src" && pwd)" modules
