@@ -248,6 +248,10 @@ def test_bundle_format_columnar_from_a_campaign(made, tmp_path):
     args = bundle_args(made.camp, tmp_path / "b", 50, fmt="columnar")
     assert bundle.run(args) == 0
     _assert_same_load(_load(tmp_path / "b"), _load(made.old))
+    from analysis.bundle_digest import rows_digest, runs_digest
+    rec = json.loads((tmp_path / "b" / "bundle.json").read_text())["digests"]   # what was bundled, checked on it
+    got = _load(tmp_path / "b")
+    assert (rec["rows_sha256"], rec["runs_sha256"]) == (rows_digest(got), runs_digest(got))
     before = _sha(tmp_path / "b")
     args.force = True
     assert bundle.run(args) == 0

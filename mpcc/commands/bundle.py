@@ -596,8 +596,7 @@ def run(args) -> int:
         (tmp / "bundle.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
         (tmp / "README.md").write_text(_readme(manifest))
         if args.format == "columnar":
-            from analysis.bundle_store import write_columnar
-            write_columnar(tmp, out, force=True, readme=_readme, jobs=args.jobs)
+            _write_columnar_checked(tmp, out, args.jobs)
             shutil.rmtree(tmp)
         else:
             replace_dir(tmp, out)
@@ -616,6 +615,25 @@ def run(args) -> int:
           f"configurations without for lack of room, {len(without)} runs without raw captures in {camp}) -> {out} "
           f"({_dir_size(out) / 1e6:.1f} MB, format {args.format})", file=sys.stderr)
     return 0
+
+
+def _write_columnar_checked(src: Path, out: Path, jobs) -> None:
+    """Write the run-directory bundle ``src`` as the columnar bundle ``out`` with a "digests" record in bundle.json:
+    the digests of ``load_campaign``'s rows and runs listing (analysis/bundle_digest.py) of ``src``, checked equal on
+    ``out`` once written (tests/test_bundle_conversion.py checks them again on the committed bundle)."""
+    from analysis.bundle_digest import rows_digest, runs_digest
+    from analysis.bundle_store import write_columnar
+    from analysis.dataset import load_campaign
+    before = load_campaign(src, jobs=jobs, progress=False)
+    record = {"at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "git_commit": _git_commit(),
+              "rows_sha256": rows_digest(before), "runs_sha256": runs_digest(before),
+              "checked": "rows and runs listing of the columnar bundle identical to those of the run-directory bundle "
+                         "it was written from (digests)"}
+    write_columnar(src, out, force=True, readme=_readme, jobs=jobs, extra={"digests": record})
+    after = load_campaign(out, jobs=1, progress=False)
+    if rows_digest(after) != record["rows_sha256"] or runs_digest(after) != record["runs_sha256"]:
+        raise UserError(f"{out}: its rows or runs listing differ from the runs bundled (a bug in the columnar writer): "
+                        "do not commit it")
 
 
 def _write_raw_archive(camp: Path, sources, campaign: str, dest: Path, jobs: int) -> dict:
