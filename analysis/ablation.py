@@ -24,6 +24,7 @@ measurement of the paper's testbed.
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -376,6 +377,26 @@ def load_effects(bundle=None):
     if not marker.is_file():
         return None
     return _effects_cached(str(b.resolve()), marker.stat().st_mtime)
+
+
+def recording_progress(bundle=None) -> tuple[int, int] | None:
+    """(complete runs, planned runs) of the ablation bundle (default :data:`BUNDLE`): bundle.json's ``runs_total``
+    (complete and skipped runs) and campaign.json's ``n_runs`` (the campaign's matrix); None without a bundle. A
+    recording in progress is bundled (and committed) between sessions so that it resumes on another machine; its
+    effects are cited only once every planned run is in (:func:`complete`)."""
+    b = Path(bundle) if bundle is not None else BUNDLE
+    if not (b / "bundle.json").is_file():
+        return None
+    done = int(json.loads((b / "bundle.json").read_text()).get("runs_total") or 0)
+    cj = b / "campaign.json"
+    planned = int(json.loads(cj.read_text()).get("n_runs") or 0) if cj.is_file() else 0
+    return done, planned or done
+
+
+def complete(bundle=None) -> bool:
+    """True when the ablation bundle holds every run its campaign planned (:func:`recording_progress`)."""
+    got = recording_progress(bundle)
+    return got is not None and got[0] >= got[1]
 
 
 def arm_label(queue_model, udp_len_bytes=None) -> str:

@@ -152,6 +152,7 @@ def test_explanations_cite_the_ablation(monkeypatch):
     from analysis.claims.explain import f000
     q = ab.quantities(made_up())
     monkeypatch.setattr(ab, "load_effects", lambda bundle=None: (q, ab.effects(q), 40))
+    monkeypatch.setattr(ab, "recording_progress", lambda bundle=None: (40, 40))
     base = _Ctx(["link_delay__cubic__multipath__d10ms__l0pct__rep01"])
     kind, text, ev = f000._ablation({"claim_id": "S05-cubic"}, base, "S05", "RTT gap cubic")
     assert kind == "testbed-difference"
@@ -167,6 +168,21 @@ def test_explanations_cite_the_ablation(monkeypatch):
     kind, text, ev = f000._ablation({"claim_id": "S05-cubic"}, base, "S05", "RTT gap cubic", undecided=", X,")
     assert kind == "open" and text.startswith("Not yet measured: the fidelity ablation") and ", X, decides it" in text
     assert ev == {}
+    monkeypatch.setattr(ab, "load_effects", lambda bundle=None: (q, ab.effects(q), 40))
+    monkeypatch.setattr(ab, "recording_progress", lambda bundle=None: (40, 810))   # a recording in progress
+    kind, text, ev = f000._ablation({"claim_id": "S05-cubic"}, base, "S05", "RTT gap cubic", undecided=", X,")
+    assert kind == "open" and text.startswith("Being recorded: the fidelity ablation") and "40 of 810 runs" in text
+    assert ev == {}
+
+
+def test_recording_progress_reads_the_bundle_and_its_campaign(tmp_path):
+    import json
+    assert ab.recording_progress(tmp_path) is None and not ab.complete(tmp_path)
+    (tmp_path / "bundle.json").write_text(json.dumps({"runs_total": 57}))
+    (tmp_path / "campaign.json").write_text(json.dumps({"name": "fidelity000", "n_runs": 810}))
+    assert ab.recording_progress(tmp_path) == (57, 810) and not ab.complete(tmp_path)
+    (tmp_path / "bundle.json").write_text(json.dumps({"runs_total": 810}))
+    assert ab.complete(tmp_path)
 
 
 def test_arms_are_never_pooled_and_one_can_be_selected():

@@ -100,8 +100,12 @@ def _ablation(r, ctx, claim: str, quantity_has: str | None = None, config_has: s
     """(kind, text, evidence) from the fidelity ablation for statement ``claim`` (its effect rows whose quantity
     contains ``quantity_has`` and config ``config_has``). kind: "testbed-difference" when ``ctx``'s runs all ran the
     baseline queue model (fifo-after-delay) and at least one cell moved toward the paper beyond noise under a
-    faithful queue model; else "open". Before the ablation is bundled: "open" and ``undecided`` (the experiment that
-    would decide it)."""
+    faithful queue model; else "open". Before the ablation is bundled, or while its bundle holds only part of the
+    campaign's runs (a recording in progress): "open" and ``undecided`` (the experiment that would decide it)."""
+    prog = ablation.recording_progress()
+    if prog is not None and prog[0] < prog[1]:
+        return "open", (f"Being recorded: {FIDELITY}{undecided} decides it; its bundle (data/fidelity000) holds "
+                        f"{prog[0]} of {prog[1]} runs so far."), {}
     got = ablation.load_effects()
     if got is None:
         return "open", f"Not yet measured: {FIDELITY}{undecided} decides it.", {}
