@@ -48,7 +48,7 @@ from analysis.figures.ss_samples import ccs_once_flowing, data_connection, parse
 from analysis.ingest.compressed import open_decompressed
 from analysis.metrics.cwnd_decrease import decrease_events
 from analysis.stats import summary, tost, welch_t
-from analysis.validation_store import ARCHIVE, pack, run_dirs
+from analysis.validation_store import ARCHIVE, pack, portable_paths, run_dirs
 
 IMPLS = ("kernel", "bpf")
 #: multiplicative-decrease factor a CC is expected to apply (ssthresh / cwnd), where it has a fixed one
@@ -444,14 +444,15 @@ def report(res: Results, markdown: bool = False, per_run: bool = False) -> str:
 
 
 # ---------------------------------------------------------------- bundling the small files
-BUNDLE_RUN_FILES = ("run.json", "iperf3.json", "during.txt")
+BUNDLE_RUN_FILES = ("run.json", "iperf3.json", "during.txt", "kernel.log")
 BUNDLE_TOP_FILES = ("meta.json", "setup.json", "guest.log")
 
 
 def bundle(results_dir, dest) -> list[Path]:
     """Copy what the tables need (and the runs' metadata) from ``results_dir`` to ``dest``: per run run.json,
-    iperf3.json, during.txt and ss.txt, packed into one ``runs.tar.xz`` (analysis/validation_store.py); meta.json,
-    setup.json, guest.log beside it. ``dest`` must not exist or be empty. Returns the files written."""
+    iperf3.json, during.txt, kernel.log (when the run kept one) and ss.txt, packed into one ``runs.tar.xz``
+    (analysis/validation_store.py); meta.json, setup.json, guest.log beside it, with the recording host's paths made
+    portable (``portable_paths``). ``dest`` must not exist or be empty. Returns the files written."""
     src, dst = Path(results_dir), Path(dest)
     if dst.exists() and any(dst.iterdir()):
         raise AnalysisError(f"{dst} exists and is not empty")
@@ -461,8 +462,8 @@ def bundle(results_dir, dest) -> list[Path]:
             raise AnalysisError(f"{src}: no runs/*/run.json nor {ARCHIVE}")
         dst.mkdir(parents=True, exist_ok=True)
         for name in BUNDLE_TOP_FILES:
-            if (src / name).is_file():
-                shutil.copyfile(src / name, dst / name)
+            if (src / name).is_file():   # the recording host's paths written as what they stand for
+                (dst / name).write_text(portable_paths((src / name).read_text(errors="replace")))
                 written.append(dst / name)
         for d in dirs:
             o = dst / "runs" / d.name

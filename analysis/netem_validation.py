@@ -83,7 +83,7 @@ from analysis.errors import AnalysisError
 from analysis.ingest import read_pcap
 from analysis.ingest.compressed import open_decompressed
 from analysis.stats import summary, tost
-from analysis.validation_store import ARCHIVE, pack, run_dirs
+from analysis.validation_store import ARCHIVE, pack, portable_paths, run_dirs  # noqa: F401 (portable_paths: API)
 
 MODELS = ("fifo-after-delay", "tbf-netem", "netem-tbf", "netem-tbf-k6")
 IMPLS = ("netem", "shim")
@@ -1155,20 +1155,6 @@ def report(res: Results, per_run: bool = False) -> str:
 EXPORT_ARM_FILES = ("run.json", "iperf3.json", "switch.log", "shim.log", "tcpdump-sw-a.err", "tcpdump-sw-b.err",
                     "client.err", "server.log", "tc.err")
 EXPORT_TOP_FILES = ("meta.json", "setup.json", "params.json")
-
-
-#: this host's own paths in the recorded command lines (meta.json's qemu_args): the Vagrant home and the VM's scratch
-#: directory, replaced in the committed form by what they stand for (the repository quotes no machine's paths)
-_HOST_PATHS = ((re.compile(r"(?:/root|/home/[^/\s\"]+)/\.vagrant\.d"), "~/.vagrant.d"),
-               (re.compile(r"/(?:var/)?tmp/(mpcc-[a-z]+)\.[A-Za-z0-9]+"), r"$TMPDIR/\1.XXXXXX"))
-
-
-def portable_paths(text: str) -> str:
-    """``text`` with this host's Vagrant home and the VM's scratch directory written as ``~/.vagrant.d`` and
-    ``$TMPDIR/mpcc-NAME.XXXXXX`` (the guest's own fixed directories, set by the repository's scripts, stay)."""
-    for pat, rep in _HOST_PATHS:
-        text = pat.sub(rep, text)
-    return text
 
 
 def export(results_dir, dest) -> int:

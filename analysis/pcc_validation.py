@@ -44,7 +44,6 @@ copies the small files (as ``analysis.cc_validation.bundle`` does, plus the gues
 """
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -58,7 +57,7 @@ from analysis.cc_validation import bundle as _bundle_small_files
 from analysis.errors import AnalysisError
 from analysis.figures.ss_samples import CC_CHECK_MIN_ACKED, ccs_once_flowing, parse_ss
 from analysis.metrics.fairness import jain_index
-from analysis.validation_store import ARCHIVE, run_dirs
+from analysis.validation_store import ARCHIVE, portable_paths, run_dirs
 
 IMPLS = ("kernel", "bpf")
 IMPL_LABEL = {"kernel": "module", "bpf": "port"}
@@ -353,7 +352,7 @@ def report(res: Results, markdown: bool = False, per_run: bool = False) -> str:
                          " and the 95 % Welch interval of port − module:\n")
             parts.append(_md(["loss", "flows", "bins", "bins whose interval excludes 0", "largest |port − module|",
                               "at (s)", "mean |port − module|"],
-                             [[f"{_f(r['loss_pct'], 0)} %", r["flows"], r["bins"], r["bins_differ"],
+                             [[f"{_f(r['loss_pct'], 0)} %", int(r["flows"]), int(r["bins"]), int(r["bins_differ"]),
                                _f(r["largest_abs_diff_mbps"]), _f(r["at_s"], 0), _f(r["mean_abs_diff_mbps"])]
                               for _, r in ts.iterrows()]))
         if per_run:
@@ -384,7 +383,7 @@ def bundle(results_dir, dest) -> list[Path]:
     written = _bundle_small_files(results_dir, dest)
     log = Path(results_dir) / "pcc-build.log"
     if log.is_file():
-        shutil.copyfile(log, Path(dest) / log.name)
+        (Path(dest) / log.name).write_text(portable_paths(log.read_text(errors="replace")))
         written.append(Path(dest) / log.name)
     return written
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import lzma
+import re
 import shutil
 import tarfile
 import tempfile
@@ -24,6 +25,19 @@ from typing import Iterator
 from analysis.errors import AnalysisError
 
 ARCHIVE = "runs.tar.xz"
+
+#: this host's own paths in the recorded command lines (meta.json's qemu_args): the Vagrant home and the VM's scratch
+#: directory, replaced in the committed form by what they stand for (the repository quotes no machine's paths)
+_HOST_PATHS = ((re.compile(r"(?:/root|/home/[^/\s\"]+)/\.vagrant\.d"), "~/.vagrant.d"),
+               (re.compile(r"/(?:var/)?tmp/(mpcc-[a-z]+)\.[A-Za-z0-9]+"), r"$TMPDIR/\1.XXXXXX"))
+
+
+def portable_paths(text: str) -> str:
+    """``text`` with this host's Vagrant home and the VM's scratch directory written as ``~/.vagrant.d`` and
+    ``$TMPDIR/mpcc-NAME.XXXXXX`` (the guest's own fixed directories, set by the repository's scripts, stay)."""
+    for pat, rep in _HOST_PATHS:
+        text = pat.sub(rep, text)
+    return text
 
 
 def _plain(path: Path) -> tuple[str, bytes]:

@@ -618,8 +618,8 @@ def test_committed_validation_data_quote_no_host_paths():
         == "file:$TMPDIR/mpcc-nvval.XXXXXX/c.log -kernel ~/.vagrant.d/b ~/.vagrant.d/b"
     from analysis import validation_store as vs
     root = Path(__file__).resolve().parents[1] / "data"
-    for d in ("netem-validation", "cc-validation", "cc-validation/westwood-confirmation"):
-        for p in (root / d).glob("*.json"):
+    for d in ("netem-validation", "cc-validation", "cc-validation/westwood-confirmation", "pcc-validation"):
+        for p in [*(root / d).glob("*.json"), *(root / d).glob("*.log")]:
             assert nv.portable_paths(p.read_text()) == p.read_text(), p
         for name, data in vs.members(root / d):                      # the runs' files, in runs.tar.xz
             text = data.decode("utf-8", errors="replace")

@@ -206,3 +206,17 @@ def test_guest_script_rejects_a_bad_kmod_option(tmp_path, kmod):
                         str(tmp_path / "o"), "--kmod", kmod], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2
     assert p.stderr.strip() == f"error: --kmod must be CC=NAME:/ABSOLUTE/PATH.ko, got '{kmod}'"
+
+
+def test_committed_comparison_is_the_docs_table():
+    """data/pcc-validation (the VM comparison of 2026-11-26) gives the tables docs/pcc-vivace.md prints, line for
+    line, and what the doc says of them: 80 valid runs, goodput equivalent in all four cases."""
+    data = ROOT / "data" / "pcc-validation"
+    res = pv.load_results(data)
+    assert len(res.runs) == 80 and res.runs["valid"].all()
+    md = pv.report(res, markdown=True)
+    doc = (ROOT / "docs" / "pcc-vivace.md").read_text()
+    rows = [ln for ln in md.splitlines() if ln.startswith("|")]
+    assert len(rows) > 30 and all(ln in doc for ln in rows)
+    good = [ln for ln in rows if "| goodput (Mbit/s) |" in ln]
+    assert len(good) == 4 and all("| equivalent |" in ln for ln in good)

@@ -18,7 +18,7 @@
 # Per run OUT/runs/repNN-CC-IMPL/ (repNN-CC-lL-fF-IMPL when --losses, --flows or --rtt-ms is not the default):
 # iperf3.json, ss.txt, run.json (implementation, the CC name run, loss, flows, RTT, struct_ops id, object sha256,
 # uname -r, `lsmod | grep tcp_` and the CC name check of the ss samples), during.txt (lsmod, struct_ops and the
-# available CCs 3 s into the flow). OUT/setup.json describes the machine and the path.
+# available CCs 3 s into the flow), kernel.log (the kernel log written during the run, `dmesg -w`). OUT/setup.json describes the machine and the path.
 # Nothing stays registered and no namespace is left, also on interrupt. Exit 0 when every run passed its checks,
 # 1 when a run failed a check (its run.json says which), 2 on bad usage / a set-up error.
 # usage: validate-guest.sh --objdir DIR --out DIR [--reps N] [--duration-s S] [--ccs "bic westwood"]
@@ -224,7 +224,7 @@ ss_step_us=$(awk -v s="$ss_interval" 'BEGIN {printf "%d", s * 1000000}')
 
 FAILED=0
 run_one() { # REP CC IMPL ORDER LOSS FLOWS
-    local rep=$1 cc=$2 impl=$3 order=$4 loss=$5 nflows=$6 dir obj="" sha="" id="" t0 t1 crc=0 srv smp cli name tag=""
+    local rep=$1 cc=$2 impl=$3 order=$4 loss=$5 nflows=$6 dir obj="" sha="" id="" t0 t1 crc=0 srv smp cli klog name tag=""
     (( case_in_name )) && tag="-l${loss}-f${nflows}"
     dir=$(printf '%s/runs/rep%02d-%s%s-%s' "$out" "$rep" "$cc" "$tag" "$impl")
     mkdir -p "$dir"
@@ -254,6 +254,11 @@ run_one() { # REP CC IMPL ORDER LOSS FLOWS
     done
     ip netns exec "$NS_SND" bash -c "$SAMPLER" sampler "$RCV_IP" "$ss_step_us" >"$dir/ss.txt" 2>/dev/null &
     smp=$!; PIDS+=("$smp")
+    # the kernel log of this run, read as it is written (a module's printk, e.g. PCC-Kernel's per-interval lines, can
+    # outrun the ring buffer): cleared first, followed into kernel.log until the run ends
+    dmesg -C 2>/dev/null || true
+    dmesg -w >"$dir/kernel.log" 2>/dev/null &
+    klog=$!; PIDS+=("$klog")
     t0=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
     ip netns exec "$NS_SND" timeout "$((duration + 60))" iperf3 -c "$RCV_IP" -p "$PORT" -C "$name" -P "$nflows" \
         -t "$duration" --json \
@@ -268,6 +273,7 @@ run_one() { # REP CC IMPL ORDER LOSS FLOWS
     t1=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
     sleep 0.3
     kill "$smp" 2>/dev/null || true; wait "$smp" 2>/dev/null || true
+    kill "$klog" 2>/dev/null || true; wait "$klog" 2>/dev/null || true
     for _ in $(seq 50); do kill -0 "$srv" 2>/dev/null || break; sleep 0.1; done
     kill "$srv" 2>/dev/null || true; wait "$srv" 2>/dev/null || true
     PIDS=()
