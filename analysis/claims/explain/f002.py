@@ -360,19 +360,27 @@ def _unfilled(r, s: _Stmt, d: _Data):
     return None
 
 
-def _unfilled_loss(r, s: _Stmt, d: _Data):
-    cnt = d.counts(s.tests, [sc.P, sc.C])
-    load, frac = _load_txt(d, s)
-    parts, ev, lost = [], {"offered_load_fraction": frac}, 0
-    for cc in (sc.C, sc.P):
-        k = sum(cnt[(t, cc)][0] for t in s.tests if (t, cc) in cnt)
-        n = sum(cnt[(t, cc)][1] for t in s.tests if (t, cc) in cnt)
+def _loss_counts(d: _Data, tests, ccs) -> tuple[list[str], dict, int]:
+    """Per cc of ``ccs``, the streams' data packets lost and sent over ``tests`` with the exact (Clopper-Pearson)
+    interval: (sentences, evidence {ours_CC_lost_pkts, ours_CC_sent_pkts, ours_CC_upper_pct}, packets lost in all)."""
+    cnt = d.counts(tests, list(ccs))
+    parts, ev, lost = [], {}, 0
+    for cc in ccs:
+        k = sum(cnt[(t, cc)][0] for t in tests if (t, cc) in cnt)
+        n = sum(cnt[(t, cc)][1] for t in tests if (t, cc) in cnt)
         if n:
             lo, hi = (100.0 * x for x in sc.clopper_pearson(k, n, d.alpha))
             parts.append(f"{_ccname(cc)} lost {k} of {n} data packets (exact {_level(d)} interval "
                          f"{fmt(lo, 2)}-{fmt(hi, 2)} %)")
             ev[f"ours_{cc}_lost_pkts"], ev[f"ours_{cc}_sent_pkts"], ev[f"ours_{cc}_upper_pct"] = k, n, hi
             lost += k
+    return parts, ev, lost
+
+
+def _unfilled_loss(r, s: _Stmt, d: _Data):
+    load, frac = _load_txt(d, s)
+    parts, ev, lost = _loss_counts(d, s.tests, (sc.C, sc.P))
+    ev["offered_load_fraction"] = frac
     pm = d.paper_m(s.metric)
     paper = {cc: float(np.mean([pm.get((t, cc), math.nan) for t in s.tests])) for cc in (sc.C, sc.P)}
     streams = _paper_streams_mbps(d, 1, sc.C)
@@ -548,16 +556,8 @@ def _saturated_loss(r, s: _Stmt, d: _Data):
     loads = {t: sc.offered_load(d.runs, t) for t in s.tests}
     if not all(np.isfinite(x) and x > 1.0 for x in loads.values()):
         return None
-    cnt = d.counts(s.tests, s.ccs)
-    parts, ev = [], {"offered_load_fraction": max(loads.values()), "experiment": EXP_SATURATED}
-    for cc in s.ccs:
-        k = sum(cnt[(t, cc)][0] for t in s.tests if (t, cc) in cnt)
-        n = sum(cnt[(t, cc)][1] for t in s.tests if (t, cc) in cnt)
-        if n:
-            lo, hi = (100.0 * x for x in sc.clopper_pearson(k, n, d.alpha))
-            parts.append(f"{_ccname(cc)} lost {k} of {n} data packets (exact {_level(d)} interval "
-                         f"{fmt(lo, 2)}-{fmt(hi, 2)} %)")
-            ev[f"ours_{cc}_lost_pkts"], ev[f"ours_{cc}_sent_pkts"] = k, n
+    parts, ev, _ = _loss_counts(d, s.tests, s.ccs)
+    ev.update(offered_load_fraction=max(loads.values()), experiment=EXP_SATURATED)
     load = max(loads.values())
     text = (f"Our configuration offers the shared link {100 * load:.1f} % of its rate at {s.where()} (background plus "
             f"three video streams), so its queue must drop about {100 * (load - 1):.1f} % of the offered traffic; "
