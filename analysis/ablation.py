@@ -383,10 +383,19 @@ def recording_progress(bundle=None) -> tuple[int, int] | None:
     """(complete runs, planned runs) of the ablation bundle (default :data:`BUNDLE`): bundle.json's ``runs_total``
     (complete and skipped runs) and campaign.json's ``n_runs`` (the campaign's matrix); None without a bundle. A
     recording in progress is bundled (and committed) between sessions so that it resumes on another machine; its
-    effects are cited only once every planned run is in (:func:`complete`)."""
+    effects are cited only once every planned run is in (:func:`complete`). Cached per bundle and modification time and
+    size of its bundle.json."""
     b = Path(bundle) if bundle is not None else BUNDLE
-    if not (b / "bundle.json").is_file():
+    marker = b / "bundle.json"
+    if not marker.is_file():
         return None
+    st = marker.stat()
+    return _progress_cached(str(b.resolve()), st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=8)
+def _progress_cached(bundle: str, mtime_ns: int, size: int) -> tuple[int, int]:
+    b = Path(bundle)
     done = int(json.loads((b / "bundle.json").read_text()).get("runs_total") or 0)
     cj = b / "campaign.json"
     planned = int(json.loads(cj.read_text()).get("n_runs") or 0) if cj.is_file() else 0

@@ -352,13 +352,14 @@ def source_manifest(src: Path) -> dict:
 
 
 def write_columnar(src, out, *, force: bool = False, readme=None, extra: dict | None = None,
-                   level: int = ZSTD_LEVEL, jobs=None, progress: bool = False) -> dict:
+                   level: int = ZSTD_LEVEL, jobs=None, progress: bool = False, digests: bool = False) -> dict:
     """Write the run-directory bundle ``src`` (``mpcc bundle``'s output) as a columnar bundle at ``out`` (layout: module
     docstring) and return its manifest: ``src``'s bundle.json with ``extra``, "format", "partitions" and "size_mb"
     (MB, 1e6 bytes). Complete and skipped runs are stored; rows and reasons are those ``load_campaign(src)`` gives.
     ``readme``: a function manifest -> README.md text (default: ``src``'s README.md). ``out`` is built next to itself
     and moved into place at the end; an existing non-empty ``out`` is replaced only with ``force`` and only if it is
-    a bundle; partition files of an ``out`` in this format whose content is unchanged keep their bytes."""
+    a bundle; partition files of an ``out`` in this format whose content is unchanged keep their bytes. ``digests``:
+    also record the digests of those rows and of the runs listing (analysis/bundle_digest.py) as "digests"."""
     from tqdm import tqdm
 
     from analysis.dataset import campaign_family, load_campaign
@@ -384,6 +385,12 @@ def write_columnar(src, out, *, force: bool = False, readme=None, extra: dict | 
         for name in ("campaign.yaml", "campaign.json"):
             if (src / name).is_file():
                 shutil.copyfile(src / name, tmp / name)
+        if digests:
+            from analysis.bundle_digest import rows_digest, runs_digest
+            extra = {**(extra or {}), "digests": {
+                "rows_sha256": rows_digest(df), "runs_sha256": runs_digest(df),
+                "checked": "rows and runs listing of the columnar bundle identical to those of the run-directory "
+                           "bundle it was written from (digests)"}}
         m = {**m, **(extra or {}), "format": FORMAT, "partitions": index,
              "size_mb": (_tree_bytes(tmp) + 8000) / 1e6}   # + README/bundle.json
         (tmp / "bundle.json").write_text(json.dumps(m, indent=1, sort_keys=True))

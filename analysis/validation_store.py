@@ -112,9 +112,12 @@ def run_dirs(root, marker: tuple[str, ...] = ("run.json",)) -> Iterator[list[Pat
     ``root/runs/`` when it exists, else those of ``root/runs.tar.xz`` unpacked into a temporary directory that is
     removed when the block ends. Empty list when ``root`` has neither."""
     root = Path(root)
+
+    def dirs(base: Path) -> list[Path]:
+        return sorted({p.parent for m in marker for p in base.glob(f"*/{m}")}, key=lambda d: d.name)
+
     if (root / "runs").is_dir() or not (root / ARCHIVE).is_file():
-        base = root / "runs"
-        yield sorted({p.parent for m in marker for p in base.glob(f"*/{m}")}, key=lambda d: d.name)
+        yield dirs(root / "runs")
         return
     with tempfile.TemporaryDirectory(prefix="mpcc-validation-") as tmp:
         try:
@@ -125,5 +128,4 @@ def run_dirs(root, marker: tuple[str, ...] = ("run.json",)) -> Iterator[list[Pat
                 tar.extractall(tmp, filter="data")
         except (tarfile.TarError, lzma.LZMAError, EOFError) as exc:
             raise AnalysisError(f"{root / ARCHIVE}: unreadable ({exc})") from None
-        base = Path(tmp) / "runs"
-        yield sorted({p.parent for m in marker for p in base.glob(f"*/{m}")}, key=lambda d: d.name)
+        yield dirs(Path(tmp) / "runs")

@@ -618,18 +618,13 @@ def run(args) -> int:
 
 
 def _write_columnar_checked(src: Path, out: Path, jobs) -> None:
-    """Write the run-directory bundle ``src`` as the columnar bundle ``out`` with a "digests" record in bundle.json:
-    the digests of ``load_campaign``'s rows and runs listing (analysis/bundle_digest.py) of ``src``, checked equal on
-    ``out`` once written (tests/test_bundle_conversion.py checks them again on the committed bundle)."""
+    """Write the run-directory bundle ``src`` as the columnar bundle ``out``, its bundle.json with the digests of the
+    rows and runs listing bundled (``write_columnar(digests=True)``), checked equal on ``out`` once written
+    (tests/test_bundle_conversion.py checks them again on the committed bundle)."""
     from analysis.bundle_digest import rows_digest, runs_digest
     from analysis.bundle_store import write_columnar
     from analysis.dataset import load_campaign
-    before = load_campaign(src, jobs=jobs, progress=False)
-    record = {"at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "git_commit": _git_commit(),
-              "rows_sha256": rows_digest(before), "runs_sha256": runs_digest(before),
-              "checked": "rows and runs listing of the columnar bundle identical to those of the run-directory bundle "
-                         "it was written from (digests)"}
-    write_columnar(src, out, force=True, readme=_readme, jobs=jobs, extra={"digests": record})
+    record = write_columnar(src, out, force=True, readme=_readme, jobs=jobs, digests=True)["digests"]
     after = load_campaign(out, jobs=1, progress=False)
     if rows_digest(after) != record["rows_sha256"] or runs_digest(after) != record["runs_sha256"]:
         raise UserError(f"{out}: its rows or runs listing differ from the runs bundled (a bug in the columnar writer): "

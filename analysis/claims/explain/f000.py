@@ -103,7 +103,7 @@ def _ablation(r, ctx, claim: str, quantity_has: str | None = None, config_has: s
     faithful queue model; else "open". Before the ablation is bundled, or while its bundle holds only part of the
     campaign's runs (a recording in progress): "open" and ``undecided`` (the experiment that would decide it)."""
     prog = ablation.recording_progress()
-    if prog is not None and prog[0] < prog[1]:
+    if prog is not None and not ablation.complete():
         return "open", (f"Being recorded: {FIDELITY}{undecided} decides it; its bundle (data/fidelity000) holds "
                         f"{prog[0]} of {prog[1]} runs so far."), {}
     got = ablation.load_effects()

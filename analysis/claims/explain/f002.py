@@ -556,9 +556,9 @@ def _saturated_loss(r, s: _Stmt, d: _Data):
     loads = {t: sc.offered_load(d.runs, t) for t in s.tests}
     if not all(np.isfinite(x) and x > 1.0 for x in loads.values()):
         return None
-    parts, ev, _ = _loss_counts(d, s.tests, s.ccs)
-    ev.update(offered_load_fraction=max(loads.values()), experiment=EXP_SATURATED)
     load = max(loads.values())
+    parts, ev, _ = _loss_counts(d, s.tests, s.ccs)
+    ev.update(offered_load_fraction=load, experiment=EXP_SATURATED)
     text = (f"Our configuration offers the shared link {100 * load:.1f} % of its rate at {s.where()} (background plus "
             f"three video streams), so its queue must drop about {100 * (load - 1):.1f} % of the offered traffic; "
             "which packets it drops, the UDP background's or the streams', depends on how their bursts meet, and "
