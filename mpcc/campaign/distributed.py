@@ -459,10 +459,12 @@ def clear_landings(out: Path) -> None:
 
 
 def run_on_cluster(client, scheduler: str, workers: list[dict], todo: list, campaign, campaign_file: Path,
-                   profile: str | None, out: Path, backend: str, seed: int, bar, result) -> None:
+                   profile: str | None, out: Path, backend: str, seed: int, bar, result, room=None) -> None:
     """Record ``todo`` (in that order) on the cluster, landing each run in ``out`` as it comes back; counts into
     ``result`` (an ``Outcome``) and ``bar`` (tqdm). On KeyboardInterrupt the runs in flight are cancelled (their
-    capture tools tear down on the workers) and it is raised again."""
+    capture tools tear down on the workers) and it is raised again. ``room`` (``mpcc.campaign.room.Room``, for
+    ``out``, where every run lands): checked before each run is handed out; short of room, none is, and the runs in
+    flight land."""
     text = campaign_file.read_text()
     session = uuid.uuid4().hex[:8]
     n = len(todo)
@@ -510,6 +512,8 @@ def run_on_cluster(client, scheduler: str, workers: list[dict], todo: list, camp
             setattr(result, outcome, getattr(result, outcome) + 1)
             if outcome == "failed":
                 _say(f"failed: {run.run_id} on {res['host']} (see {where / 'runner.log'})")
+        if room is not None:
+            room.seen(where)
         bar.set_postfix_str(f"{run.run_id[:48]} @ {res['host']}")
         bar.update(1)
 
@@ -528,6 +532,11 @@ def run_on_cluster(client, scheduler: str, workers: list[dict], todo: list, camp
             else:
                 no_workers_since = None
             while pending and len(inflight) < slots:
+                short = room.shortfall() if room is not None else None
+                if short is not None:
+                    result.stopped, result.left = short, len(pending)
+                    pending.clear()
+                    break
                 submit(*pending.pop(0), 1)
             if not inflight:
                 time.sleep(1)

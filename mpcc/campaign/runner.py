@@ -17,6 +17,9 @@ moved aside to ``<run_id>.incomplete-<UTC time>`` (never deleted) and the run is
 ``meta.json`` records the host's CPU contention while its flows ran (``host_load``), and ``campaign.json`` records the
 number of workers per session.
 
+Before each run the free space of ``OUT``'s file system is checked against a floor (``mpcc.campaign.room``): below
+it no further run starts, the runs in flight finish, and the outcome says why (``Outcome.stopped``).
+
 ``scheduler`` (``--scheduler tcp://HOST:PORT``) records the runs on the hosts of a dask.distributed cluster instead,
 each worker on its own slots, and lands every finished run directory here (``mpcc.campaign.distributed``,
 docs/multi-host.md); the order, resume and markers are the same. Each run's ``runner.log`` starts with the host and
@@ -39,6 +42,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from mpcc.campaign.room import Room
 from mpcc.campaign.spec import Campaign, Run
 from mpcc.errors import UserError
 from mpcc.families import get_family
@@ -46,6 +50,7 @@ from mpcc.families import get_family
 REPO = Path(__file__).resolve().parents[2]
 BACKENDS = ("netns", "vagrant")
 EXIT_SKIPPED = 3
+EXIT_NO_ROOM = 4   # mpcc campaign run: stopped before the output's file system filled (mpcc.campaign.room)
 CCCTL = REPO / "testbed" / "cc" / "ccctl.sh"
 
 
@@ -132,6 +137,8 @@ class Outcome:
     skipped: int = 0
     failed: int = 0
     already: int = 0
+    stopped: str | None = None   # why no further run was started (mpcc.campaign.room), or None
+    left: int = 0                # runs not started because of it
 
 
 def _prepare_out(out: Path, campaign_file: Path, campaign: Campaign, backend: str, seed: int, order: list[Run],
@@ -301,9 +308,11 @@ def _wait(proc, stop) -> int | None:
             return None
 
 
-def _run_parallel(todo, out, campaign, backend, seed, jobs, bar, result, failed_ids):
+def _run_parallel(todo, out, campaign, backend, seed, jobs, bar, result, failed_ids, room=None):
     """``jobs`` worker threads take runs from one queue in the campaign's order. On SIGINT/SIGTERM the main thread
-    stops handing out runs, sends each running capture tool exactly one SIGINT (its trap tears down) and waits."""
+    stops handing out runs, sends each running capture tool exactly one SIGINT (its trap tears down) and waits.
+    ``room`` (``mpcc.campaign.room.Room``): checked before each run is taken; short of room, no worker takes another
+    and the runs in flight finish."""
     queue = list(reversed(todo))
     guard = threading.Lock()
     stop = threading.Event()
@@ -312,7 +321,11 @@ def _run_parallel(todo, out, campaign, backend, seed, jobs, bar, result, failed_
     def worker(k: int):
         while not stop.is_set():
             with guard:
-                if not queue:
+                if not queue or result.stopped is not None:
+                    return
+                short = room.shortfall() if room is not None else None
+                if short is not None:
+                    result.stopped, result.left = short, len(queue)
                     return
                 run = queue.pop()
             try:
@@ -326,6 +339,8 @@ def _run_parallel(todo, out, campaign, backend, seed, jobs, bar, result, failed_
                 setattr(result, outcome, getattr(result, outcome) + 1)
                 if outcome == "failed":
                     failed_ids.append(run.run_id)
+                if room is not None:
+                    room.seen(out / "runs" / run.run_id)
                 bar.set_postfix_str(run.run_id[:60])
                 bar.update(1)
 
@@ -377,17 +392,22 @@ def _interrupt(signum, frame):
 def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: str, seed: int,
                  jobs: int = 1, retry: bool = False, redo_contended_pct: float | None = None,
                  experiments: set[str] | None = None, resume_from: Path | None = None,
-                 scheduler: str | None = None, profile: str | None = None) -> Outcome:
+                 scheduler: str | None = None, profile: str | None = None,
+                 min_free_gb: float | None = None) -> Outcome:
     """Record the campaign's runs that are not done yet. ``retry``: record SKIPPED runs again;
     ``redo_contended_pct``: record again the complete runs whose host CPU pressure exceeded it; ``experiments``:
     this session records only runs of these experiments (the rest stay pending for a later resume); ``resume_from``:
     a bundle of this campaign whose finished runs count as done (:func:`restore_from_bundle`); ``scheduler``: a
     dask.distributed scheduler whose workers record the runs on their hosts (``mpcc.campaign.distributed``; this
-    process needs no root then), ``profile``: the campaign file's profile, which the workers read it with."""
+    process needs no root then), ``profile``: the campaign file's profile, which the workers read it with;
+    ``min_free_gb``: the free-space floor of ``out``'s file system below which no further run starts (None: estimated,
+    ``mpcc.campaign.room``; 0: none)."""
     if backend not in BACKENDS:
         raise UserError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
     if jobs < 1:
         raise UserError(f"--jobs must be >= 1, got {jobs}")
+    if min_free_gb is not None and not min_free_gb >= 0:
+        raise UserError(f"--min-free-gb must be >= 0, got {min_free_gb:g}")
     if jobs > 1 and backend != "netns":
         raise UserError(f"--jobs {jobs}: only the netns backend can run several testbeds at once")
     if scheduler is not None:
@@ -423,14 +443,14 @@ def run_campaign(campaign: Campaign, campaign_file: Path, out: Path, backend: st
                   f"{', '.join(other)}", file=sys.stderr)
     try:
         return _record(campaign, campaign_file, out, backend, seed, order, jobs, retry, redo_contended_pct,
-                       experiments, resume_from, scheduler, profile, client, workers)
+                       experiments, resume_from, scheduler, profile, client, workers, min_free_gb)
     finally:
         if client is not None:
             client.close()
 
 
 def _record(campaign, campaign_file, out, backend, seed, order, jobs, retry, redo_contended_pct, experiments,
-            resume_from, scheduler, profile, client, workers) -> Outcome:
+            resume_from, scheduler, profile, client, workers, min_free_gb=None) -> Outcome:
     """:func:`run_campaign` once its inputs (and a cluster's workers: ``client``, ``workers``) are checked."""
     out.mkdir(parents=True, exist_ok=True)
     lock = open(out / ".campaign.lock", "w")
@@ -475,6 +495,7 @@ def _record(campaign, campaign_file, out, backend, seed, order, jobs, retry, red
         else:
             todo.append(run)
     failed_ids = []
+    room = Room.start(out, jobs, min_free_gb)
     bar = tqdm(total=len(order), initial=result.already, unit="run", desc=campaign.name, file=sys.stderr,
                dynamic_ncols=True)
     interrupted = False
@@ -483,17 +504,22 @@ def _record(campaign, campaign_file, out, backend, seed, order, jobs, retry, red
             from mpcc.campaign import distributed
             distributed._report_sweeps(distributed.sweep_hosts(client, 0), final=False)
             distributed.run_on_cluster(client, scheduler, workers, todo, campaign, campaign_file, profile, out,
-                                       backend, seed, bar, result)
+                                       backend, seed, bar, result, room)
         elif jobs == 1:
-            for run in todo:
+            for i, run in enumerate(todo):
+                short = room.shortfall()
+                if short is not None:
+                    result.stopped, result.left = short, len(todo) - i
+                    break
                 bar.set_postfix_str(run.run_id[:60])
                 outcome = _run_one(run, out / "runs" / run.run_id, campaign, backend, seed)
                 setattr(result, outcome, getattr(result, outcome) + 1)
                 if outcome == "failed":
                     failed_ids.append(run.run_id)
+                room.seen(out / "runs" / run.run_id)
                 bar.update(1)
         else:
-            _run_parallel(todo, out, campaign, backend, seed, jobs, bar, result, failed_ids)
+            _run_parallel(todo, out, campaign, backend, seed, jobs, bar, result, failed_ids, room)
     except KeyboardInterrupt:
         interrupted = True
         raise

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from mpcc.campaign.runner import BACKENDS, ordered_runs, run_campaign, run_status
+from mpcc.campaign.room import estimate
+from mpcc.campaign.runner import BACKENDS, EXIT_NO_ROOM, ordered_runs, run_campaign, run_status
 from mpcc.campaign.spec import load_campaign
 from mpcc.errors import UserError
 
@@ -40,7 +41,13 @@ def add_arguments(p):
     r.add_argument("--resume-from", metavar="BUNDLE",
                    help="a bundle of this campaign (mpcc bundle, e.g. data/paper): its finished runs are copied into "
                         "--out and count as done, so recording resumes on a new machine from the committed bundle")
-    r.add_argument("--dry-run", action="store_true", help="list the runs and the time they take; run nothing")
+    r.add_argument("--min-free-gb", type=float, metavar="GB",
+                   help="start no further run once --out's file system has less than GB x 10^9 bytes free (the runs "
+                        "in flight finish; exit 4; the same command resumes). Default: the larger of 2 GB and "
+                        "2 x runs at once x the largest run so far; 0: no floor")
+    r.add_argument("--dry-run", action="store_true",
+                   help="list the runs and the time they take (and, once --out has complete runs, the disk they "
+                        "need); run nothing")
 
 
 def run(args) -> int:
@@ -54,6 +61,10 @@ def run(args) -> int:
         traffic = sum(r.duration_s for r in order)
         print(f"{len(order)} runs, seed {seed}; traffic time {traffic:g} s = {traffic / 3600:.2f} h "
               f"(plus ~10 s set-up/teardown per run: ~{(traffic + 10 * len(order)) / 3600:.2f} h)", file=sys.stderr)
+        left = sum(run_status(out / "runs" / r.run_id) not in ("complete", "skipped") for r in order)
+        disk = estimate(out, left) if out.is_dir() else None
+        if disk:
+            print(disk, file=sys.stderr)
         return 0
     experiments = None
     if args.experiments:
@@ -62,6 +73,8 @@ def run(args) -> int:
         if unknown:
             raise UserError(f"--experiments: {', '.join(sorted(unknown))} not in {args.campaign} "
                             f"(has: {', '.join(sorted({r.experiment for r in campaign.runs}))})")
+    if args.min_free_gb is not None and not args.min_free_gb >= 0:
+        raise UserError(f"--min-free-gb must be >= 0, got {args.min_free_gb:g}")
     if args.redo_contended is not None and not 0 <= args.redo_contended <= 100:
         raise UserError(f"--redo-contended must be a percentage 0..100, got {args.redo_contended:g}")
     resume_from = Path(args.resume_from) if args.resume_from else None
@@ -71,7 +84,12 @@ def run(args) -> int:
         raise UserError("--scheduler needs an address, e.g. tcp://coordinator:8786")
     res = run_campaign(campaign, Path(args.campaign), out, args.backend, seed, jobs=args.jobs,
                        retry=args.retry_skipped, redo_contended_pct=args.redo_contended, experiments=experiments,
-                       resume_from=resume_from, scheduler=args.scheduler, profile=args.profile)
+                       resume_from=resume_from, scheduler=args.scheduler, profile=args.profile,
+                       min_free_gb=args.min_free_gb)
     print(f"{campaign.name}: {res.complete} completed, {res.skipped} skipped, {res.failed} failed, "
           f"{res.already} already done -> {out}", file=sys.stderr)
+    if res.stopped is not None:
+        print(f"{campaign.name}: stopped before the disk filled: {res.stopped}; {res.left} run(s) not started. "
+              f"Make room (or set --min-free-gb) and run the same command to resume", file=sys.stderr)
+        return EXIT_NO_ROOM
     return 1 if res.failed else 0
