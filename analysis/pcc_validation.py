@@ -25,6 +25,8 @@ iperf3's control connection acks a few hundred bytes):
   sample (ss ``retrans:<cur>/<total>``; segments sent = ``bytes_sent`` / ``mss``, retransmissions included);
 * pacing_mbps: the time mean, over the samples from ``STEADY_FROM_S`` s on, of the pacing rate summed over the data
   connections of one ss block (ss ``pacing_rate``, Mbit/s); the controller's own rate decision.
+* start_peak_mbps: the largest of those summed pacing rates before ``STEADY_FROM_S`` s (Mbit/s): where the start
+  phase (the module's STARTING state, ×1.5 per interval) ended.
 
 Comparison per case (loss, flows) (:func:`compare`), module vs port, over the valid runs: mean and 95 % t-interval
 of the per-run values, the difference (port - module) with its 90 % Welch interval, TOST equivalence
@@ -78,7 +80,7 @@ METRICS = (
 )
 RUN_COLUMNS = ["run", "rep", "cc", "implementation", "cc_name", "loss_pct", "flows", "order_in_rep",
                "goodput_mbps", "jain", "rtt_ms", "base_rtt_ms", "rtt_inflation_ms", "iperf3_rtt_ms", "retrans_pct",
-               "pacing_mbps", "n_conns", "n_blocks", "guest_check", "valid", "problem"]
+               "pacing_mbps", "start_peak_mbps", "n_conns", "n_blocks", "guest_check", "valid", "problem"]
 CASE = ["loss_pct", "flows"]
 
 
@@ -200,6 +202,8 @@ def load_run(run_dir) -> tuple[dict, pd.DataFrame]:
             pacing = pacing_blocks(conns)
             steady = pacing.loc[pacing["t_s"] >= STEADY_FROM_S, "pacing_mbps"]
             row["pacing_mbps"] = float(steady.mean()) if len(steady) else np.nan
+            start = pacing.loc[pacing["t_s"] < STEADY_FROM_S, "pacing_mbps"]
+            row["start_peak_mbps"] = float(start.max()) if len(start) else np.nan
     pacing = pacing.assign(run=d.name, implementation=impl, loss_pct=row["loss_pct"], flows=flows)
     if problems:
         row.update(valid=False, problem="; ".join(problems))
@@ -358,10 +362,10 @@ def report(res: Results, markdown: bool = False, per_run: bool = False) -> str:
         if per_run:
             parts.append("\nPer run:\n")
             parts.append(_md(["run", "order", "goodput (Mbit/s)", "Jain", "srtt median (ms)", "RTT inflation (ms)",
-                              "retransmitted (%)", "pacing (Mbit/s)", "valid"],
+                              "retransmitted (%)", "pacing (Mbit/s)", "start peak (Mbit/s)", "valid"],
                              [[r["run"], r["order_in_rep"], _f(r["goodput_mbps"], 3), _f(r["jain"], 3),
                                _f(r["rtt_ms"]), _f(r["rtt_inflation_ms"]), _f(r["retrans_pct"], 3),
-                               _f(r["pacing_mbps"]), "yes" if r["valid"] else f"no: {r['problem']}"]
+                               _f(r["pacing_mbps"]), _f(r["start_peak_mbps"]), "yes" if r["valid"] else f"no: {r['problem']}"]
                               for _, r in res.runs.iterrows()]))
         if len(bad):
             parts.append("\nExcluded runs: " + "; ".join(f"{r['run']} ({r['problem']})" for _, r in bad.iterrows()))

@@ -81,6 +81,18 @@ def test_one_run_known_answers(tmp_path):
     assert row["n_conns"] == 2 and row["n_blocks"] == 20
     assert len(pacing) == 20
     assert pacing.loc[pacing["t_s"] < 5, "pacing_mbps"].tolist() == pytest.approx([7.0] * 10)
+    assert row["start_peak_mbps"] == pytest.approx(7.0)                # 3 + 4, the largest before 5 s
+
+
+def test_start_peak_is_the_largest_rate_before_the_steady_part(tmp_path):
+    # a start phase of x1.5 steps (4, 6, 9, 13.5 Mbit/s, then back to 9), then 20 Mbit/s from 5 s: the peak is 13.5
+    blocks = []
+    for i, p in enumerate((4.0, 6.0, 9.0, 13.5, 9.0, 9.0, 20.0, 20.0)):
+        t = (0, 1, 2, 3, 4, 4.9, 5, 6)[i]
+        blocks.append(ss_text(flows=1, blocks=1, pacing=((p, 0), (p, 0)), t0=1700000000.0 + t))
+    row, _ = pv.load_run(write_run(tmp_path, 1, "kernel", flows=1, goodput=(9.0,), ss="".join(blocks)))
+    assert row["start_peak_mbps"] == pytest.approx(13.5)
+    assert row["pacing_mbps"] == pytest.approx(20.0)
 
 
 def test_single_flow_has_no_jain(tmp_path):
