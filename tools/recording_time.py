@@ -18,20 +18,8 @@ from analysis import runmeta  # noqa: E402
 from analysis.bundle_store import resolve_run_dir  # noqa: E402
 from analysis.dataset import run_status  # noqa: E402
 from analysis.errors import AnalysisError  # noqa: E402
+from mpcc.campaign.pace import union_seconds  # noqa: E402
 from mpcc.commands.bundle import _host_load_summary  # noqa: E402
-
-
-def union_seconds(intervals: list[tuple[datetime, datetime]]) -> float:
-    """Length of the union of [start, end] intervals, s."""
-    total, cur = 0.0, None
-    for a, b in sorted(intervals):
-        if cur and a <= cur[1]:
-            cur[1] = max(cur[1], b)
-            continue
-        if cur:
-            total += (cur[1] - cur[0]).total_seconds()
-        cur = [a, b]
-    return total + ((cur[1] - cur[0]).total_seconds() if cur else 0.0)
 
 
 def _since(text: str) -> datetime:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from mpcc.campaign.pace import eta
 from mpcc.campaign.room import estimate
 from mpcc.campaign.runner import BACKENDS, EXIT_NO_ROOM, ordered_runs, run_campaign, run_status
 from mpcc.campaign.spec import load_campaign
@@ -46,8 +47,8 @@ def add_arguments(p):
                         "in flight finish; exit 4; the same command resumes). Default: the larger of 2 GB and "
                         "2 x runs at once x the largest run so far; 0: no floor")
     r.add_argument("--dry-run", action="store_true",
-                   help="list the runs and the time they take (and, once --out has complete runs, the disk they "
-                        "need); run nothing")
+                   help="list the runs and the time they take (and, once --out has complete runs, the pace so far "
+                        "and the disk the rest need); run nothing")
 
 
 def run(args) -> int:
@@ -62,9 +63,9 @@ def run(args) -> int:
         print(f"{len(order)} runs, seed {seed}; traffic time {traffic:g} s = {traffic / 3600:.2f} h "
               f"(plus ~10 s set-up/teardown per run: ~{(traffic + 10 * len(order)) / 3600:.2f} h)", file=sys.stderr)
         left = sum(run_status(out / "runs" / r.run_id) not in ("complete", "skipped") for r in order)
-        disk = estimate(out, left) if out.is_dir() else None
-        if disk:
-            print(disk, file=sys.stderr)
+        for line in (eta(out, left), estimate(out, left)) if out.is_dir() else ():
+            if line:
+                print(line, file=sys.stderr)
         return 0
     experiments = None
     if args.experiments:
