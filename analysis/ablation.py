@@ -299,10 +299,19 @@ def _arm_key(qm, ln) -> tuple:
     return qm, (None if ln is None or pd.isna(ln) else int(ln))
 
 
+def _nearer(arm_distance: float, baseline_distance: float) -> bool | None:
+    """True when the arm is nearer the paper than the baseline, False when farther, None when as near (or either
+    distance is unknown)."""
+    if not (np.isfinite(arm_distance) and np.isfinite(baseline_distance)) or arm_distance == baseline_distance:
+        return None
+    return bool(arm_distance < baseline_distance)
+
+
 def effects(q: pd.DataFrame) -> pd.DataFrame:
     """Each non-baseline arm of :func:`quantities` against the baseline arm (fifo-after-delay, datagram size None)
     in the same (quantity, config): diff = arm - baseline (units of the quantity), its 95 % interval, ``moved``
-    (the interval excludes 0), the two distances to the paper and ``toward_paper`` (the arm is nearer)."""
+    (the interval excludes 0), the two distances to the paper and ``toward_paper`` (True: the arm is nearer, False:
+    farther, None: as near or unknown; :func:`_nearer`)."""
     rows = []
     for (claims, quantity, unit, config), g in q.groupby(["claims", "quantity", "unit", "config"], sort=False):
         base = g[(g["queue_model"] == BASELINE[0]) & g["udp_len_bytes"].isna()]
@@ -320,8 +329,7 @@ def effects(q: pd.DataFrame) -> pd.DataFrame:
                          "baseline_mean": b["mean"], "arm_mean": r["mean"], "diff": e.mean, "diff_low": lo,
                          "diff_high": hi, "moved": bool(np.isfinite(lo) and (lo > 0 or hi < 0)),
                          "baseline_distance": b["distance"], "arm_distance": r["distance"],
-                         "toward_paper": bool(r["distance"] < b["distance"])
-                         if np.isfinite(r["distance"]) and np.isfinite(b["distance"]) else None})
+                         "toward_paper": _nearer(r["distance"], b["distance"])})
     out = pd.DataFrame(rows, columns=["claims", "quantity", "unit", "config", "queue_model", "udp_len_bytes",
                                       "baseline_mean", "arm_mean", "diff", "diff_low", "diff_high", "moved",
                                       "baseline_distance", "arm_distance", "toward_paper"])
@@ -357,6 +365,15 @@ def best_fit(q: pd.DataFrame) -> pd.DataFrame:
 #: the committed ablation bundle (campaigns/fidelity000.yaml recorded and bundled), relative to the repository
 BUNDLE = Path(__file__).resolve().parent.parent / "data" / "fidelity000"
 FAITHFUL = ("tbf-netem", "netem-tbf")
+#: the paper era's iperf3 UDP datagram (bytes; docs/netem-semantics.md section 5): the other paper-faithful setting
+PAPER_DATAGRAM = 8192
+
+
+def faithful(queue_model, udp_len_bytes=None) -> bool:
+    """Whether an arm applies one of the paper's mechanisms: a queue model of :data:`FAITHFUL` (the paper's NetEm
+    semantics) or the paper era's datagram size (:data:`PAPER_DATAGRAM`)."""
+    ln = None if udp_len_bytes is None or pd.isna(udp_len_bytes) else int(udp_len_bytes)
+    return queue_model in FAITHFUL or ln == PAPER_DATAGRAM
 
 
 @lru_cache(maxsize=4)
@@ -418,19 +435,20 @@ def cite(eff: pd.DataFrame, claim: str, quantity_has: str | None = None) -> dict
     """What the ablation measured for statement ``claim`` (e.g. "S05"): its effect rows (claims containing it,
     quantity containing ``quantity_has`` when given) as a summary: ``cells`` (rows), ``moved`` / ``toward`` /
     ``away`` (rows whose 95 % interval of arm - baseline excludes 0, and of those the ones nearer to / farther from
-    the paper's value than the baseline), ``faithful_toward`` (moved toward the paper under a queue model in
-    :data:`FAITHFUL`), and ``items``: one dict per row (quantity, config, arm, baseline_mean, arm_mean, diff,
-    diff_low, diff_high, unit, moved, toward_paper)."""
+    the paper's value than the baseline), ``faithful_toward`` (moved toward the paper under an arm that applies
+    one of the paper's mechanisms, :func:`faithful`), and ``items``: one dict per row (quantity, config, arm,
+    queue_model, faithful, baseline_mean, arm_mean, diff, diff_low, diff_high, unit, moved, toward_paper)."""
     m = eff["claims"].str.split(";").apply(lambda ids: claim in ids)
     if quantity_has:
         m &= eff["quantity"].str.contains(quantity_has, regex=False)
     e = eff[m]
     items = [{"quantity": r.quantity, "config": r.config, "arm": arm_label(r.queue_model, r.udp_len_bytes),
-              "queue_model": r.queue_model, "baseline_mean": r.baseline_mean, "arm_mean": r.arm_mean,
+              "queue_model": r.queue_model, "faithful": faithful(r.queue_model, r.udp_len_bytes),
+              "baseline_mean": r.baseline_mean, "arm_mean": r.arm_mean,
               "diff": r.diff, "diff_low": r.diff_low, "diff_high": r.diff_high, "unit": r.unit,
               "moved": bool(r.moved), "toward_paper": r.toward_paper} for r in e.itertuples()]
     moved = [i for i in items if i["moved"]]
     return {"cells": len(items), "moved": len(moved), "toward": sum(1 for i in moved if i["toward_paper"] is True),
             "away": sum(1 for i in moved if i["toward_paper"] is False),
-            "faithful_toward": sum(1 for i in moved if i["toward_paper"] is True and i["queue_model"] in FAITHFUL),
+            "faithful_toward": sum(1 for i in moved if i["toward_paper"] is True and i["faithful"]),
             "items": items}

@@ -242,3 +242,39 @@ def test_one_queue_model_and_one_udp_size_is_one_arm():
     assert ab.arm_set(tcp) == [("tbf-netem", None)]
     mixed = pd.concat([df, ab.select_arm(made_up(), ("tbf-netem", None))])
     assert ab.arm_set(mixed) == [("tbf-netem", None), ("tbf-netem", 8192)]
+
+
+def test_explanations_credit_the_mechanism_that_moved_and_read_cleanly(monkeypatch):
+    """UDP claims: the paper era's datagram moves TCP goodput under UDP (made_up: 15 -> 9 Mbit/s under both queue
+    models) and the queue model alone does not, so the datagram is credited and NetEm's queue semantics are not;
+    an unchanged quantity is neither toward nor away from the paper; a single run per arm gives no interval; a
+    claim without runs names what would decide it."""
+    from analysis.claims.explain import f000
+    q = ab.quantities(made_up())
+    e = ab.effects(q)
+    monkeypatch.setattr(ab, "load_effects", lambda bundle=None: (q, e, 40))
+    monkeypatch.setattr(ab, "recording_progress", lambda bundle=None: (40, 40))
+    base = _Ctx(["udp_fairness__cubic__multipath__d10ms__l0pct__cbr12mbps__rep01"])
+    kind, text, ev = f000._ablation({"claim_id": "S17-cubic"}, base, "S17", "cubic")
+    assert kind == "testbed-difference"
+    assert "under the paper's NetEm semantics and datagram size: of 3 cells" in text
+    assert text.endswith("This dataset ran the baseline (a FIFO after the delay line, one datagram per packet); the "
+                         "paper era's 8192-byte datagrams move the result toward the paper's.")
+    assert "NetEm's queue semantics" not in text.split("This dataset")[-1]
+    # Jain's index does not change with any arm: no direction, and the claim stays open naming both factors
+    assert e.loc[e["quantity"].str.startswith("Jain's index cubic + UDP"), "toward_paper"].isna().all()
+    kind, text, _ = f000._ablation({"claim_id": "S20-cubic"}, base, "S20", "cubic")
+    assert kind == "open" and "away from the paper" not in text
+    assert text.endswith("Neither the queue model nor the datagram size accounts for the difference here: it stays "
+                         "open.")
+    # one run per arm: no interval, said in words; one cell: singular
+    one = made_up()
+    one = one[one["run_id"].str.endswith("rep01")]
+    q1 = ab.quantities(one)
+    monkeypatch.setattr(ab, "load_effects", lambda bundle=None: (q1, ab.effects(q1), 8))
+    tcp = _Ctx(["link_delay__cubic__multipath__d10ms__l0pct__rep01"])
+    kind, text, _ = f000._ablation({"claim_id": "S05-cubic"}, tcp, "S05", "RTT gap cubic")
+    assert kind == "open" and "of 1 cell (quantity" in text and "no interval: a single run in an arm" in text
+    assert "nan" not in text
+    kind, text, _ = f000._ablation({"claim_id": "S99-cubic"}, tcp, "S99", None, undecided=", the X under each Y,")
+    assert text == "The fidelity ablation (data/fidelity000) has no runs for S99 (the X under each Y)."

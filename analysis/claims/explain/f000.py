@@ -95,12 +95,45 @@ def _datagram(ctx) -> str:
     return "This dataset's UDP runs mix datagram sizes " + ", ".join("default" if x is None else f"{x} B" for x in lens) + "."
 
 
+def _interval(i: dict) -> str:
+    """An effect's 95 % interval in words; none when an arm has a single run (no spread to estimate)."""
+    lo, hi = i["diff_low"], i["diff_high"]
+    if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
+        return "no interval: a single run in an arm"
+    return f"95 % interval {fmt(lo, 3)} to {fmt(hi, 3)}"
+
+
+def _datagram_arms(items: list[dict]) -> bool:
+    """Whether the cited cells include datagram-size arms (UDP claims)."""
+    return any(i["arm"].endswith("-byte datagrams") for i in items)
+
+
+def _mechanism_parts(items: list[dict]) -> list[str]:
+    """The paper's mechanisms that moved the cells ``items`` toward the paper, each credited by the arm that applies
+    it alone (a faithful queue model with one datagram per packet; the paper era's datagram under fifo-after-delay);
+    an arm that applies both is credited to the two together only when neither alone moved a cell."""
+    big = f"{ablation.PAPER_DATAGRAM}-byte datagrams"
+    queue = any(i["queue_model"] in ablation.FAITHFUL and not i["arm"].endswith(big) for i in items)
+    datagram = any(i["queue_model"] not in ablation.FAITHFUL and i["arm"].endswith(big) for i in items)
+    parts = (["NetEm's queue semantics"] if queue else []) + ([f"the paper era's {big}"] if datagram else [])
+    if not parts and items:
+        parts = [f"NetEm's queue semantics together with the paper era's {big}"]
+    return parts
+
+
+def _mechanisms(items: list[dict]) -> str:
+    """Which of the paper's mechanisms moved the cells ``items`` toward the paper, in words."""
+    return " and ".join(_mechanism_parts(items)) or "the paper's mechanisms"
+
+
 def _ablation(r, ctx, claim: str, quantity_has: str | None = None, config_has: str | None = None,
               undecided: str = "") -> tuple[str, str, dict]:
     """(kind, text, evidence) from the fidelity ablation for statement ``claim`` (its effect rows whose quantity
     contains ``quantity_has`` and config ``config_has``). kind: "testbed-difference" when ``ctx``'s runs all ran the
-    baseline queue model (fifo-after-delay) and at least one cell moved toward the paper beyond noise under a
-    faithful queue model; else "open". Before the ablation is bundled, or while its bundle holds only part of the
+    baseline (queue model fifo-after-delay, one datagram per packet) and at least one cell moved toward the paper
+    beyond noise under an arm that applies one of the paper's mechanisms (``analysis.ablation.faithful``: NetEm's
+    queue semantics or the paper era's 8192-byte datagrams; the text credits each by the arm that applies it alone,
+    :func:`_mechanism_parts`); else "open". A change within noise is given without a direction. Before the ablation is bundled, or while its bundle holds only part of the
     campaign's runs (a recording in progress): "open" and ``undecided`` (the experiment that would decide it)."""
     prog = ablation.recording_progress()
     if prog is not None and not ablation.complete():
@@ -114,30 +147,40 @@ def _ablation(r, ctx, claim: str, quantity_has: str | None = None, config_has: s
         eff = eff[eff["config"].str.contains(config_has, regex=False)]
     c = ablation.cite(eff, claim, quantity_has)
     if not c["cells"]:
-        return "open", f"The fidelity ablation (data/fidelity000) has no runs for {claim}{undecided}.", {}
+        what = undecided.strip(" ,")
+        return "open", (f"The fidelity ablation (data/fidelity000) has no runs for {claim}"
+                        + (f" ({what})" if what else "") + "."), {}
     items = c["items"]
-    moved = sorted([i for i in items if i["moved"]], key=lambda i: (i["queue_model"] not in ablation.FAITHFUL,
-                                                                    -abs(i["diff"])))
+    moved = sorted([i for i in items if i["moved"]], key=lambda i: (not i["faithful"], -abs(i["diff"])))
+    helped = [i for i in moved if i["toward_paper"] is True and i["faithful"]]
     shown = moved[:3] if moved else sorted(items, key=lambda i: -abs(i["diff"]) if math.isfinite(i["diff"]) else 0)[:1]
     eg = "; ".join(f"{i['quantity']} at {i['config']}: {fmt(i['baseline_mean'], 3)} under fifo-after-delay, "
-                   f"{fmt(i['arm_mean'], 3)} under {i['arm']} ({fmt(i['diff'], 3)}{_unit(i['unit'])}, 95 % interval "
-                   f"{fmt(i['diff_low'], 3)} to {fmt(i['diff_high'], 3)}"
-                   + (", toward the paper" if i["toward_paper"] is True else
+                   f"{fmt(i['arm_mean'], 3)} under {i['arm']} ({fmt(i['diff'], 3)}{_unit(i['unit'])}, {_interval(i)}"
+                   + ("" if not i["moved"] else ", toward the paper" if i["toward_paper"] is True else
                       ", away from the paper" if i["toward_paper"] is False else "") + ")" for i in shown)
+    n, udp = c["cells"], _datagram_arms(items)
     text = (f"The fidelity ablation (data/fidelity000: {n_runs} runs of 100 s, notebook 13) ran this claim's "
-            f"quantities under the paper's NetEm semantics: of {c['cells']} cells (quantity x configuration x arm) "
-            f"{c['moved']} moved beyond run-to-run noise, {c['toward']} toward the paper and {c['away']} away "
+            f"quantities under the paper's NetEm semantics{' and datagram size' if udp else ''}: of {n} "
+            f"cell{'s' if n != 1 else ''} (quantity x configuration x arm) {c['moved']} moved beyond run-to-run "
+            f"noise, {c['toward']} toward the paper and {c['away']} away "
             f"({'e.g. ' if moved else 'largest change: '}{eg}).")
-    qms = {qm for qm, _ in ablation.arm_set(ctx.df)}
-    baseline = qms == {ablation.BASELINE[0]}
+    arms = ablation.arm_set(ctx.df)
+    baseline = {qm for qm, _ in arms} == {ablation.BASELINE[0]} and \
+        not any(ln == ablation.PAPER_DATAGRAM for _, ln in arms)
+    factors = "the queue model nor the datagram size" if udp else None
     if baseline and c["faithful_toward"]:
         kind = "testbed-difference"
-        text += (" This dataset ran the baseline queue model (a FIFO after the delay line); the paper's mechanism "
-                 "moves the result toward the paper's.")
+        text += (f" This dataset ran the baseline (a FIFO after the delay line"
+                 f"{', one datagram per packet' if udp else ''}); {_mechanisms(helped)} move the result toward the "
+                 f"paper's.")
     else:
         kind = "open"
-        text += (" The queue model does not account for the difference here: it stays open." if not c["faithful_toward"]
-                 else f" This dataset already ran {', '.join(sorted(qms))}: what remains is not the queue model.")
+        if not c["faithful_toward"]:
+            text += (f" Neither {factors} accounts for the difference here: it stays open." if factors else
+                     " The queue model does not account for the difference here: it stays open.")
+        else:
+            text += (f" This dataset already ran {', '.join(ablation.arm_label(qm, ln) for qm, ln in arms)}: what "
+                     f"remains is not {'the queue model or the datagram size' if factors else 'the queue model'}.")
     ev = {"ablation": {k: c[k] for k in ("cells", "moved", "toward", "away", "faithful_toward")},
           "ablation_cells": shown, "ablation_bundle": "data/fidelity000", "notebook": "notebooks/13"}
     return kind, text, ev
