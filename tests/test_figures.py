@@ -133,3 +133,25 @@ def test_ccs_once_flowing_skips_samples_before_iperf3_sets_the_cc():
     assert ccs_once_flowing(s) == ["westwood"]
     assert ccs_once_flowing(s, min_acked_bytes=0) == ["bbr", "westwood"]
     assert ccs_once_flowing(s.assign(cc=["bbr", "bbr", "westwood", "bbr", "westwood"])) == ["bbr", "westwood"]
+
+
+def test_band_panels_legend_names_every_series_and_wraps_rows():
+    """analysis.figures.band_panels: a congestion control absent from the first panel is still in the one legend
+    (paper band first, then the CCs in the fixed CC order); ncols wraps panels into rows; unused cells are hidden."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from analysis.figures import band_panels
+    s = pd.DataFrame({"arm": ["a", "a", "b", "b", "c"], "cc": ["cubic", "cubic", "reno", "bic", "cubic"],
+                      "x": [12.0, 16.0, 12.0, 12.0, 20.0], "mean": [7.0, 3.0, 7.2, 7.1, 0.3],
+                      "ci_low": [6.9, 2.9, 7.0, 7.0, 0.2], "ci_high": [7.1, 3.1, 7.4, 7.2, 0.4]})
+    fig = band_panels(s, "arm", "x", hue="cc", band=(8, 10), band_label="paper", xlabel="x (u)", ylabel="y (u)",
+                      title="t", panel_order=["a", "b", "c"], ncols=2)
+    axes = fig.axes
+    assert len(axes) == 4 and [ax.get_visible() for ax in axes] == [True, True, True, False]
+    legend = axes[1].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["paper", "reno (ours)", "bic (ours)", "cubic (ours)"]
+    assert axes[0].get_ylabel() == "y (u)" and axes[2].get_ylabel() == "y (u)"
+    assert axes[0].get_xlim() == axes[2].get_xlim()          # shared x axis
+    plt.close(fig)

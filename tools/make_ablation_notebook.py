@@ -128,9 +128,11 @@ UDP_FIG = '''u = q[q["quantity"].str.startswith("TCP goodput")].copy()
 if len(u):
     u["cbr_mbps"] = u["config"].str.extract(r"cbr (\\d+)").astype(float)
     u["cc"] = u["quantity"].str.extract(r"TCP goodput (\\w+)")
-    u = u.sort_values(["queue_model", "udp_len_bytes"])
     u["arm"] = [ablation.arm_label(a, b) for a, b in zip(u["queue_model"], u["udp_len_bytes"])]
+    # one row per datagram size (one MSS, then the paper era's 8192 bytes), one column per queue model
+    grid = [ablation.arm_label(m, ln) for ln in (None, ablation.PAPER_DATAGRAM) for m in ablation.QUEUE_MODELS]
     fig = band_panels(u, "arm", "cbr_mbps", hue="cc", band=(8, 10), band_label="paper: TCP 8-10 Mbit/s (S17)",
+                      panel_order=[a for a in grid if a in set(u["arm"])], ncols=3,
                       xlabel="UDP CBR (Mbit/s)", ylabel="TCP goodput (Mbit/s)",
                       title="S17: TCP goodput against UDP CBR over the overlap, per queue model and datagram size")
     save_figure(fig, output_dir, "13_udp")

@@ -10,10 +10,12 @@ from analysis.figures.readable import label, tick
 from analysis.figures.style import MARKERS, cc_palette, has_colour, order
 
 
-def legend_outside(ax, **kw):
+def legend_outside(ax, handles=None, labels=None, **kw):
     """The axes' legend to the right of the plot area, frameless, so that it never covers data (figures are saved
-    with ``bbox_inches="tight"``, which keeps it). Returns the Legend, or None when nothing is labelled."""
-    handles, labels = ax.get_legend_handles_labels()
+    with ``bbox_inches="tight"``, which keeps it); ``handles``/``labels`` replace the axes' own (e.g. those of every
+    panel of a figure). Returns the Legend, or None when nothing is labelled."""
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
     if not handles:
         return None
     opts = {"frameon": False, "loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "borderaxespad": 0.0,
@@ -153,19 +155,35 @@ def lines_band(ax, summary: pd.DataFrame, x: str, *, hue: str, band: tuple[float
 
 def band_panels(summary: pd.DataFrame, panel: str, x: str, *, hue: str, band: tuple[float, float], band_label: str,
                 xlabel: str, ylabel: str, title: str, panel_title: str = "{}", name_fmt: str = "{} (ours)",
-                panel_order=None):
-    """One panel per value of ``panel`` (side by side, shared y axis), each :func:`lines_band`; the legend right of
-    the last panel. Returns the Figure."""
+                panel_order=None, ncols: int | None = None):
+    """One panel per value of ``panel`` (``ncols`` to a row, default all in one; shared x and y axes), each
+    :func:`lines_band`; one legend right of the first row with every series of every panel (a congestion control
+    missing from the first panel is still named). Returns the Figure."""
     names = list(panel_order) if panel_order is not None else list(dict.fromkeys(summary[panel]))
-    fig, axes = plt.subplots(1, max(len(names), 1), figsize=(max(4.0 * len(names), 7.5), 3.9), sharey=True,
-                             squeeze=False)
-    for ax, name in zip(axes[0], names):
+    n = max(len(names), 1)
+    ncols = min(ncols or n, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(max(4.0 * ncols, 7.5), 3.5 * nrows + 0.4), sharex=True,
+                             sharey=True, squeeze=False)
+    flat = list(axes.ravel())
+    seen: dict = {}
+    for ax, name in zip(flat, names):
         lines_band(ax, summary[summary[panel] == name], x, hue=hue, band=band, band_label=band_label,
                    name_fmt=name_fmt)
         ax.set_title(panel_title.format(name), fontsize=9)
         ax.set_xlabel(xlabel)
-    axes[0][0].set_ylabel(ylabel)
-    legend_outside(axes[0][-1])
+        ax.xaxis.set_tick_params(labelbottom=True)
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+    for ax in flat[len(names):]:
+        ax.set_visible(False)
+    for row in axes:
+        row[0].set_ylabel(ylabel)
+    ours = [lab for lab in seen if lab != band_label]
+    rank = {name_fmt.format(c): k for k, c in enumerate(order(summary[hue]))} if len(summary) else {}
+    ours.sort(key=lambda lab: rank.get(lab, len(rank)))
+    labels = ([band_label] if band_label in seen else []) + ours
+    legend_outside(axes[0][-1], [seen[lab] for lab in labels], labels)
     fig.suptitle(title)
     fig.tight_layout()
     return fig
