@@ -77,11 +77,15 @@ eff = ablation.effects(q)
 save_table(q, output_dir, "13_quantities")
 save_table(eff, output_dir, "13_effects")
 show = eff.assign(arm=[ablation.arm_label(a, b) for a, b in zip(eff["queue_model"], eff["udp_len_bytes"])],
-                  change=[f"{d:+.3g} [{lo:+.3g}, {hi:+.3g}]" for d, lo, hi in zip(eff["diff"], eff["diff_low"],
-                                                                              eff["diff_high"])],
-                  direction=np.where(~eff["moved"], "within noise",
+                  change=[f"{d:+.3g} [{lo:+.3g}, {hi:+.3g}]" if np.isfinite(lo) and np.isfinite(hi) else
+                          f"{d:+.3g} (no interval: a single run in an arm)"
+                          for d, lo, hi in zip(eff["diff"], eff["diff_low"], eff["diff_high"])],
+                  direction=np.where(~(np.isfinite(eff["diff_low"].astype(float)) &
+                                       np.isfinite(eff["diff_high"].astype(float))), "not determined (one run)",
+                            np.where(~eff["moved"], "within noise",
                                      np.where(eff["toward_paper"] == True, "toward the paper",  # noqa: E712
-                                              np.where(eff["toward_paper"] == False, "away from the paper", "moved"))))  # noqa: E712
+                                              np.where(eff["toward_paper"] == False, "away from the paper",  # noqa: E712
+                                                       "moved")))))
 cols = ["claims", "quantity", "unit", "config", "arm", "baseline_mean", "arm_mean", "change", "direction"]
 display(readable(show[cols].rename(columns={"baseline_mean": "fifo-after-delay (mean)", "arm_mean": "arm (mean)",
                                            "change": "arm − baseline [95 % CI]"})))'''
