@@ -128,6 +128,17 @@ class Est:
         h = float(_st.t.ppf(1 - alpha / 2, self.df)) * self.se
         return self.mean - h, self.mean + h
 
+    def p_value(self) -> float:
+        """Two-sided p of mean = 0 (Welch t with ``df`` degrees of freedom); NaN without a standard error. A zero
+        standard error (every run gave the same value) gives 1 for a zero mean and 0 otherwise."""
+        if not (np.isfinite(self.mean) and np.isfinite(self.se)):
+            return math.nan
+        if self.se == 0:
+            return 1.0 if self.mean == 0 else 0.0
+        if not (np.isfinite(self.df) and self.df > 0):
+            return math.nan
+        return float(2 * _st.t.sf(abs(self.mean / self.se), self.df))
+
 
 NO_EST = Est(math.nan, math.nan, math.nan, 0)
 
@@ -309,7 +320,8 @@ def _nearer(arm_distance: float, baseline_distance: float) -> bool | None:
 
 def effects(q: pd.DataFrame) -> pd.DataFrame:
     """Each non-baseline arm of :func:`quantities` against the baseline arm (fifo-after-delay, datagram size None)
-    in the same (quantity, config): diff = arm - baseline (units of the quantity), its 95 % interval, ``moved``
+    in the same (quantity, config): diff = arm - baseline (units of the quantity), its 95 % interval and Welch
+    p-value (:meth:`Est.p_value`), ``moved``
     (the interval excludes 0), the two distances to the paper and ``toward_paper`` (True: the arm is nearer, False:
     farther, None: as near or unknown; :func:`_nearer`)."""
     rows = []
@@ -327,14 +339,53 @@ def effects(q: pd.DataFrame) -> pd.DataFrame:
             rows.append({"claims": claims, "quantity": quantity, "unit": unit, "config": config,
                          "queue_model": r["queue_model"], "udp_len_bytes": r["udp_len_bytes"],
                          "baseline_mean": b["mean"], "arm_mean": r["mean"], "diff": e.mean, "diff_low": lo,
-                         "diff_high": hi, "moved": bool(np.isfinite(lo) and (lo > 0 or hi < 0)),
+                         "diff_high": hi, "p_value": e.p_value(), "moved": bool(np.isfinite(lo) and (lo > 0 or hi < 0)),
                          "baseline_distance": b["distance"], "arm_distance": r["distance"],
                          "toward_paper": _nearer(r["distance"], b["distance"])})
     out = pd.DataFrame(rows, columns=["claims", "quantity", "unit", "config", "queue_model", "udp_len_bytes",
-                                      "baseline_mean", "arm_mean", "diff", "diff_low", "diff_high", "moved",
+                                      "baseline_mean", "arm_mean", "diff", "diff_low", "diff_high", "p_value", "moved",
                                       "baseline_distance", "arm_distance", "toward_paper"])
     out["udp_len_bytes"] = out["udp_len_bytes"].astype("Int64")
     return out
+
+
+#: campaigns/paper.yaml's switch and UDP datagram: the paper protocol's faithful settings (issue 28 item 5)
+PAPER_ARM = ("tbf-netem", 8192)
+
+
+def paper_settings_effects(eff: pd.DataFrame) -> pd.DataFrame:
+    """The effect rows of campaigns/paper.yaml's settings (:data:`PAPER_ARM`): per (claims, quantity, config) the
+    arm with its queue model and, where the cell has UDP datagram-size arms, its datagram size; cells without UDP
+    arms (TCP-only quantities) take the queue model with one datagram per packet (the size does not apply)."""
+    if eff.empty:
+        return eff.copy()
+    qm, ln = PAPER_ARM
+    keys = ["claims", "quantity", "config"]
+    has_len = eff.groupby(keys, sort=False)["udp_len_bytes"].transform(lambda x: x.notna().any())
+    want = (eff["queue_model"] == qm) & (
+        (has_len & (eff["udp_len_bytes"] == ln).fillna(False)) | (~has_len & eff["udp_len_bytes"].isna()))
+    return eff[want.astype(bool)].copy()
+
+
+def rerecord_decision(eff: pd.DataFrame, alpha: float = ALPHA) -> dict:
+    """Issue 28 item 5: do the paper protocol's faithful settings move any quantity behind a claim beyond run-to-run
+    noise? Over the cells of :func:`paper_settings_effects` with a p-value, Holm's correction
+    (``analysis.stats.multiple.holm``, family-wise error ``alpha``): ``moved`` counts the cells whose adjusted p is
+    below ``alpha``, of them ``toward`` / ``away`` from the paper's value; ``rerecord`` is True when any moved (the
+    study-000 protocol is then recorded again under campaigns/paper.yaml). Returns also ``cells`` (rows),
+    ``tested`` (rows with a p-value) and ``table`` (the rows with ``p_holm`` and ``moved_holm``)."""
+    from analysis.stats.multiple import holm
+    t = paper_settings_effects(eff)
+    t["p_holm"] = np.nan
+    ok = t["p_value"].notna() if "p_value" in t else pd.Series(False, index=t.index)
+    if ok.any():
+        t.loc[ok, "p_holm"] = holm(t.loc[ok, "p_value"].to_numpy(dtype=float))
+    t["moved_holm"] = t["p_holm"] < alpha
+    m = t[t["moved_holm"]]
+    return {"cells": int(len(t)), "tested": int(ok.sum()), "moved": int(len(m)),
+            "toward": int((m["toward_paper"] == True).sum()),  # noqa: E712 - object column of True/False/None
+            "away": int((m["toward_paper"] == False).sum()),  # noqa: E712
+            "rerecord": bool(len(m)), "alpha": float(alpha), "table": t}
 
 
 def best_fit(q: pd.DataFrame) -> pd.DataFrame:

@@ -278,3 +278,28 @@ def test_explanations_credit_the_mechanism_that_moved_and_read_cleanly(monkeypat
     assert "nan" not in text
     kind, text, _ = f000._ablation({"claim_id": "S99-cubic"}, tcp, "S99", None, undecided=", the X under each Y,")
     assert text == "The fidelity ablation (data/fidelity000) has no runs for S99 (the X under each Y)."
+
+
+def test_p_value_and_the_rerecord_decision():
+    """Est.p_value is the two-sided Welch t p; rerecord_decision tests campaigns/paper.yaml's settings (tbf-netem;
+    8192-byte datagrams where the cell has datagram arms) cell by cell with Holm's correction. made_up: cubic's RTT
+    gap falls by 40 ms under tbf-netem and TCP goodput under UDP by 6 Mbit/s with 8192-byte datagrams: both moved;
+    the rest do not move."""
+    d = ab.est_diff(ab.est_mean(5 + NOISE), ab.est_mean(3 + NOISE))
+    assert d.p_value() == pytest.approx(2 * stats.t.sf(2.0 / d.se, d.df))
+    assert ab.Est(0.0, 0.0, 4.0, 5).p_value() == 1.0 and ab.Est(0.3, 0.0, 4.0, 5).p_value() == 0.0
+    assert math.isnan(ab.est_mean([7.0]).p_value())
+    e = ab.effects(ab.quantities(made_up()))
+    t = ab.paper_settings_effects(e)
+    assert (t["queue_model"] == "tbf-netem").all()
+    udp = t["quantity"].str.contains("UDP|TCP goodput")
+    assert (t.loc[udp, "udp_len_bytes"] == 8192).all() and t.loc[~udp, "udp_len_bytes"].isna().all()
+    assert len(t) == t[["claims", "quantity", "config"]].drop_duplicates().shape[0]   # one arm per cell
+    dec = ab.rerecord_decision(e)
+    moved = dec["table"][dec["table"]["moved_holm"]]
+    assert dec["rerecord"] and dec["moved"] == len(moved) and dec["tested"] <= dec["cells"] == len(t)
+    assert {"RTT gap cubic − bbr", "TCP goodput cubic"} <= set(moved["quantity"])
+    p = dec["table"].dropna(subset=["p_value"])
+    assert (p["p_holm"] >= p["p_value"]).all()
+    unmoved = e[e["quantity"] == "goodput drop cubic"]
+    assert not ab.rerecord_decision(unmoved)["rerecord"]
