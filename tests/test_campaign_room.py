@@ -146,7 +146,7 @@ def test_default_floor_refuses_to_start_on_a_nearly_full_disk(small_fs):
     out = mnt / "out"
     r = _mpcc(["campaign", "run", str(REPO / "campaigns/smoke.yaml"), "--out", str(out)], env)
     assert r.returncode == 4 and "Traceback" not in r.stderr
-    assert "below the floor of 2.0 GB (the minimum; --min-free-gb sets another); 7 run(s) not started" in r.stderr
+    assert "below the floor of 1.0 GB (the minimum; --min-free-gb sets another); 7 run(s) not started" in r.stderr
     assert not any((out / "runs").iterdir())
     r = _mpcc(["campaign", "run", str(REPO / "campaigns/smoke.yaml"), "--out", str(out), "--min-free-gb", "-1"], env)
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "--min-free-gb must be >= 0" in r.stderr

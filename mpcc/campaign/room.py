@@ -5,7 +5,7 @@ root file system takes the host's other work down with it. Before it starts each
 space of ``--out``'s file system (``shutil.disk_usage``, bytes available to this user) with a floor:
 
 * ``--min-free-gb G``: G × 10^9 bytes (0: no floor);
-* otherwise the larger of 2 GB and 2 × (runs at once) × the largest run directory recorded so far (the
+* otherwise the larger of 1 GB and 2 × (runs at once) × the largest run directory recorded so far (the
   :data:`SAMPLE` most recent complete runs of ``--out`` when it starts, then every run it completes), so that the runs
   in flight and the next ones still fit.
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 GB = 10 ** 9
-MIN_FLOOR_BYTES = 2 * GB
+MIN_FLOOR_BYTES = 1 * GB
 SAMPLE = 20
 
 

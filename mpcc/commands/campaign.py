@@ -44,7 +44,7 @@ def add_arguments(p):
                         "--out and count as done, so recording resumes on a new machine from the committed bundle")
     r.add_argument("--min-free-gb", type=float, metavar="GB",
                    help="start no further run once --out's file system has less than GB x 10^9 bytes free (the runs "
-                        "in flight finish; exit 4; the same command resumes). Default: the larger of 2 GB and "
+                        "in flight finish; exit 4; the same command resumes). Default: the larger of 1 GB and "
                         "2 x runs at once x the largest run so far; 0: no floor")
     r.add_argument("--dry-run", action="store_true",
                    help="list the runs and the time they take (and, once --out has complete runs, the pace so far "
