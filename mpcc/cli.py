@@ -30,8 +30,16 @@ def _load_commands():
     return mods
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``<prog>: error: <message> (see <prog> --help)`` and exit status 2, instead of
+    the usage block first (sub-command parsers inherit it)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mpcc", description="multipath-cc-lab: testbed runs, capture analysis, statistics.")
+    parser = _OneLineParser(prog="mpcc", description="multipath-cc-lab: testbed runs, capture analysis, statistics.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for mod in _load_commands():
