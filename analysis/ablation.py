@@ -43,6 +43,11 @@ BASELINE = ("fifo-after-delay", None)
 QUEUE_MODELS = ("fifo-after-delay", "tbf-netem", "netem-tbf")
 CAPACITY_MBPS = 20.0            # two 10 Mbit/s paths
 ALPHA = 0.05
+FAITHFUL = ("tbf-netem", "netem-tbf")
+#: the paper era's iperf3 UDP datagram (bytes; docs/netem-semantics.md section 5): the other paper-faithful setting
+PAPER_DATAGRAM = 8192
+#: campaigns/paper.yaml's switch and UDP datagram: the paper protocol's faithful settings (issue 28 item 5)
+PAPER_ARM = ("tbf-netem", PAPER_DATAGRAM)
 _Q_RE = re.compile(r"__q-([a-z0-9-]+?)(?=__rep\d+$|__)")
 _LEN_RE = re.compile(r"__len(\d+)B(?=__)")
 
@@ -349,10 +354,6 @@ def effects(q: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-#: campaigns/paper.yaml's switch and UDP datagram: the paper protocol's faithful settings (issue 28 item 5)
-PAPER_ARM = ("tbf-netem", 8192)
-
-
 def paper_settings_effects(eff: pd.DataFrame) -> pd.DataFrame:
     """The effect rows of campaigns/paper.yaml's settings (:data:`PAPER_ARM`): per (claims, quantity, config) the
     arm with its queue model and, where the cell has UDP datagram-size arms, its datagram size; cells without UDP
@@ -377,7 +378,7 @@ def rerecord_decision(eff: pd.DataFrame, alpha: float = ALPHA) -> dict:
     from analysis.stats.multiple import holm
     t = paper_settings_effects(eff)
     t["p_holm"] = np.nan
-    ok = t["p_value"].notna() if "p_value" in t else pd.Series(False, index=t.index)
+    ok = t["p_value"].notna()
     if ok.any():
         t.loc[ok, "p_holm"] = holm(t.loc[ok, "p_value"].to_numpy(dtype=float))
     t["moved_holm"] = t["p_holm"] < alpha
@@ -415,16 +416,12 @@ def best_fit(q: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------- the bundle
 #: the committed ablation bundle (campaigns/fidelity000.yaml recorded and bundled), relative to the repository
 BUNDLE = Path(__file__).resolve().parent.parent / "data" / "fidelity000"
-FAITHFUL = ("tbf-netem", "netem-tbf")
-#: the paper era's iperf3 UDP datagram (bytes; docs/netem-semantics.md section 5): the other paper-faithful setting
-PAPER_DATAGRAM = 8192
 
 
 def faithful(queue_model, udp_len_bytes=None) -> bool:
     """Whether an arm applies one of the paper's mechanisms: a queue model of :data:`FAITHFUL` (the paper's NetEm
     semantics) or the paper era's datagram size (:data:`PAPER_DATAGRAM`)."""
-    ln = None if udp_len_bytes is None or pd.isna(udp_len_bytes) else int(udp_len_bytes)
-    return queue_model in FAITHFUL or ln == PAPER_DATAGRAM
+    return queue_model in FAITHFUL or _arm_key(queue_model, udp_len_bytes)[1] == PAPER_DATAGRAM
 
 
 @lru_cache(maxsize=4)
@@ -488,13 +485,14 @@ def cite(eff: pd.DataFrame, claim: str, quantity_has: str | None = None) -> dict
     ``away`` (rows whose 95 % interval of arm - baseline excludes 0, and of those the ones nearer to / farther from
     the paper's value than the baseline), ``faithful_toward`` (moved toward the paper under an arm that applies
     one of the paper's mechanisms, :func:`faithful`), and ``items``: one dict per row (quantity, config, arm,
-    queue_model, faithful, baseline_mean, arm_mean, diff, diff_low, diff_high, unit, moved, toward_paper)."""
+    queue_model, udp_len_bytes (int or None), faithful, baseline_mean, arm_mean, diff, diff_low, diff_high, unit, moved, toward_paper)."""
     m = eff["claims"].str.split(";").apply(lambda ids: claim in ids)
     if quantity_has:
         m &= eff["quantity"].str.contains(quantity_has, regex=False)
     e = eff[m]
     items = [{"quantity": r.quantity, "config": r.config, "arm": arm_label(r.queue_model, r.udp_len_bytes),
-              "queue_model": r.queue_model, "faithful": faithful(r.queue_model, r.udp_len_bytes),
+              "queue_model": r.queue_model, "udp_len_bytes": _arm_key(r.queue_model, r.udp_len_bytes)[1],
+              "faithful": faithful(r.queue_model, r.udp_len_bytes),
               "baseline_mean": r.baseline_mean, "arm_mean": r.arm_mean,
               "diff": r.diff, "diff_low": r.diff_low, "diff_high": r.diff_high, "unit": r.unit,
               "moved": bool(r.moved), "toward_paper": r.toward_paper} for r in e.itertuples()]

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from analysis import runmeta
+from mpcc.campaign.room import complete_runs
 
 
 def union_seconds(intervals: list[tuple[datetime, datetime]]) -> float:
@@ -37,14 +38,7 @@ def run_interval(run_dir: Path) -> tuple[datetime, datetime] | None:
 def recorded(out: Path) -> tuple[int, float]:
     """(complete runs with both times, wall clock s) of a campaign directory's ``runs/`` (moved-aside copies
     excluded)."""
-    intervals = []
-    runs = Path(out) / "runs"
-    for marker in runs.glob("*/COMPLETE") if runs.is_dir() else []:
-        if ".incomplete-" in marker.parent.name:
-            continue
-        iv = run_interval(marker.parent)
-        if iv is not None:
-            intervals.append(iv)
+    intervals = [iv for iv in map(run_interval, complete_runs(Path(out))) if iv is not None]
     return len(intervals), union_seconds(intervals)
 
 

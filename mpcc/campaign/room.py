@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,7 @@ def dir_bytes(d: Path) -> int:
                 st = os.lstat(os.path.join(root, f))
             except OSError:
                 continue
-            if not os.path.islink(os.path.join(root, f)):
+            if stat.S_ISREG(st.st_mode):
                 total += st.st_size
     return total
 

@@ -74,8 +74,6 @@ def run(args) -> int:
         if unknown:
             raise UserError(f"--experiments: {', '.join(sorted(unknown))} not in {args.campaign} "
                             f"(has: {', '.join(sorted({r.experiment for r in campaign.runs}))})")
-    if args.min_free_gb is not None and not args.min_free_gb >= 0:
-        raise UserError(f"--min-free-gb must be >= 0, got {args.min_free_gb:g}")
     if args.redo_contended is not None and not 0 <= args.redo_contended <= 100:
         raise UserError(f"--redo-contended must be a percentage 0..100, got {args.redo_contended:g}")
     resume_from = Path(args.resume_from) if args.resume_from else None

@@ -105,7 +105,7 @@ def _interval(i: dict) -> str:
 
 def _datagram_arms(items: list[dict]) -> bool:
     """Whether the cited cells include datagram-size arms (UDP claims)."""
-    return any(i["arm"].endswith("-byte datagrams") for i in items)
+    return any(i["udp_len_bytes"] is not None for i in items)
 
 
 def _mechanism_parts(items: list[dict]) -> list[str]:
@@ -113,8 +113,9 @@ def _mechanism_parts(items: list[dict]) -> list[str]:
     it alone (a faithful queue model with one datagram per packet; the paper era's datagram under fifo-after-delay);
     an arm that applies both is credited to the two together only when neither alone moved a cell."""
     big = f"{ablation.PAPER_DATAGRAM}-byte datagrams"
-    queue = any(i["queue_model"] in ablation.FAITHFUL and not i["arm"].endswith(big) for i in items)
-    datagram = any(i["queue_model"] not in ablation.FAITHFUL and i["arm"].endswith(big) for i in items)
+    paper_len = [i["udp_len_bytes"] == ablation.PAPER_DATAGRAM for i in items]
+    queue = any(i["queue_model"] in ablation.FAITHFUL and not d for i, d in zip(items, paper_len))
+    datagram = any(i["queue_model"] not in ablation.FAITHFUL and d for i, d in zip(items, paper_len))
     parts = (["NetEm's queue semantics"] if queue else []) + ([f"the paper era's {big}"] if datagram else [])
     if not parts and items:
         parts = [f"NetEm's queue semantics together with the paper era's {big}"]
@@ -133,8 +134,8 @@ def _ablation(r, ctx, claim: str, quantity_has: str | None = None, config_has: s
     baseline (queue model fifo-after-delay, one datagram per packet) and at least one cell moved toward the paper
     beyond noise under an arm that applies one of the paper's mechanisms (``analysis.ablation.faithful``: NetEm's
     queue semantics or the paper era's 8192-byte datagrams; the text credits each by the arm that applies it alone,
-    :func:`_mechanism_parts`); else "open". A change within noise is given without a direction. Before the ablation is bundled, or while its bundle holds only part of the
-    campaign's runs (a recording in progress): "open" and ``undecided`` (the experiment that would decide it)."""
+    :func:`_mechanism_parts`); else "open". A change within noise is given without a direction. Before the ablation
+    is bundled, or while its bundle holds only part of the campaign's runs (a recording in progress): "open" and ``undecided`` (the experiment that would decide it)."""
     prog = ablation.recording_progress()
     if prog is not None and not ablation.complete():
         return "open", (f"Being recorded: {FIDELITY}{undecided} decides it; its bundle (data/fidelity000) holds "
@@ -165,8 +166,7 @@ def _ablation(r, ctx, claim: str, quantity_has: str | None = None, config_has: s
             f"noise, {c['toward']} toward the paper and {c['away']} away "
             f"({'e.g. ' if moved else 'largest change: '}{eg}).")
     arms = ablation.arm_set(ctx.df)
-    baseline = {qm for qm, _ in arms} == {ablation.BASELINE[0]} and \
-        not any(ln == ablation.PAPER_DATAGRAM for _, ln in arms)
+    baseline = bool(arms) and not any(ablation.faithful(qm, ln) for qm, ln in arms)
     factors = "the queue model nor the datagram size" if udp else None
     if baseline and c["faithful_toward"]:
         kind = "testbed-difference"
