@@ -352,14 +352,16 @@ def source_manifest(src: Path) -> dict:
 
 
 def write_columnar(src, out, *, force: bool = False, readme=None, extra: dict | None = None,
-                   level: int = ZSTD_LEVEL, jobs=None, progress: bool = False, digests: bool = False) -> dict:
+                   level: int = ZSTD_LEVEL, jobs=None, progress: bool = False, digests: bool = False,
+                   reuse=None) -> dict:
     """Write the run-directory bundle ``src`` (``mpcc bundle``'s output) as a columnar bundle at ``out`` (layout: module
     docstring) and return its manifest: ``src``'s bundle.json with ``extra``, "format", "partitions" and "size_mb"
     (MB, 1e6 bytes). Complete and skipped runs are stored; rows and reasons are those ``load_campaign(src)`` gives.
     ``readme``: a function manifest -> README.md text (default: ``src``'s README.md). ``out`` is built next to itself
     and moved into place at the end; an existing non-empty ``out`` is replaced only with ``force`` and only if it is
-    a bundle; partition files of an ``out`` in this format whose content is unchanged keep their bytes. ``digests``:
-    also record the digests of those rows and of the runs listing (analysis/bundle_digest.py) as "digests"."""
+    a bundle; partition files of an ``out`` in this format whose content is unchanged keep their bytes (``reuse``:
+    take them from that columnar bundle instead of ``out``). ``digests``: also record the digests of those rows and
+    of the runs listing (analysis/bundle_digest.py) as "digests"."""
     from tqdm import tqdm
 
     from analysis.dataset import campaign_family, load_campaign
@@ -374,7 +376,8 @@ def write_columnar(src, out, *, force: bool = False, readme=None, extra: dict | 
     cjson = _json_file(src / "campaign.json")
     sessions = session_starts(cjson)
     parts = _assign(src, sorted(status), sessions)
-    previous = out if out.is_dir() and is_columnar(out) else None
+    previous = out if reuse is None else Path(reuse)
+    previous = previous if previous.is_dir() and is_columnar(previous) else None
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.columnar-", dir=out.parent))
     try:

@@ -258,6 +258,31 @@ def test_bundle_format_columnar_from_a_campaign(made, tmp_path):
     assert _sha(tmp_path / "b") == before == _sha(made.col)
 
 
+def test_columnar_budget_is_the_columnar_bundles_size(made, tmp_path):
+    """--max-mb bounds the bundle as written: with --format columnar, the runs count as their columnar/1 tables, so a
+    budget that the runs as run directories exceed but their tables fit is enough (then captures fill the rest, and
+    the bundle stays within it); the same budget for a run-directory bundle is a one-line error."""
+    full = tmp_path / "full"
+    assert bundle.run(bundle_args(made.camp, full, 50, fmt="columnar")) == 0
+    tables = bundle._dir_size(full) - bundle._dir_size(full / "captures") - 4096   # + README, bundle.json
+    dirs = tmp_path / "dirs"
+    with pytest.raises(Exception, match="the runs alone take") as err:
+        bundle.run(bundle_args(made.camp, dirs, (tables + 20_000) / 1e6))
+    staged = float(str(err.value).split("take ")[1].split(" MB")[0]) * 1e6
+    assert staged > tables + 20_000                      # the run directories do not fit ...
+    budget = (tables + 20_000) / 1e6                     # ... their tables do, with 20 kB to spare
+    b = tmp_path / "b"
+    assert bundle.run(bundle_args(made.camp, b, budget, fmt="columnar")) == 0
+    m = json.loads((b / "bundle.json").read_text())
+    assert m["max_mb"] == budget and bundle._dir_size(b) <= budget * 1e6 and m["size_mb"] <= budget
+    _assert_same_load(_load(b), _load(made.old))
+    assert not list(tmp_path.glob(".b.*"))               # no scratch left beside it
+    small = tables / 2 / 1e6
+    with pytest.raises(Exception, match="as columnar/1 tables"):
+        bundle.run(bundle_args(made.camp, tmp_path / "c", small, fmt="columnar"))
+    assert not (tmp_path / "c").exists() and not list(tmp_path.glob(".c.*"))
+
+
 def test_rows_of_an_older_definition_are_analysed_again(made, tmp_path, monkeypatch):
     """A run that ships its captures and whose stored rows have another DERIVED_VERSION is analysed again (as in a
     run-directory bundle); the others' rows are used as they are."""

@@ -158,12 +158,14 @@ def test_captures_stop_being_compressed_when_nothing_more_fits(tmp_path, monkeyp
     xz_calls = []
     real = bundle._xz_to
     monkeypatch.setattr(bundle, "_xz_to", lambda src, dst: xz_calls.append(src) or real(src, dst))
-    budget = seen["runs_only"] + seen[order[0]] + 100
+    # the runs with the room bundle.json and README.md take, then one run's captures with its README line
+    budget = seen["runs_only"] + seen[order[0]] + bundle.CAPTURED_RUN_BYTES["dirs"] + 100
     assert all(seen[r] > 100 for r in order[1:])
     assert bundle.run(bundle_args(camp, tmp_path / "small", budget / 1e6)) == 0
     m = json.loads((tmp_path / "small" / "bundle.json").read_text())
     assert m["captured_runs"] == order[:1]
     assert m["configurations_without_captures"] == order[1:] and m["configurations_not_tried"] == 2
+    assert bundle._dir_size(tmp_path / "small") <= budget     # bundle.json and README.md counted in the budget
     assert [p.name for p in xz_calls] == ["router1.pcap", "receiver.pcap"]      # the first run's only
 
 

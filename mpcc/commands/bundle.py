@@ -58,6 +58,10 @@ SWEEP = {"single_vs_multi": "path_mode", "link_delay": "link_delay_ms", "loss_ra
          "test1": "cc", "test2": "cc", "test3": "cc", "test4": "cc", "test5": "cc"}   # study 002
 EXPERIMENT_ORDER = ["single_vs_multi", "tcp_fairness", "udp_fairness", "link_delay", "loss_rate"]
 CC_ORDER = ["reno", "bic", "cubic", "bbr"]
+METADATA_MARGIN = 4096   # bytes kept free for what bundle.json and README.md gain once the captures are chosen
+# bytes a captured run takes beyond what it adds to its run directory: its README line (run ids are < 100 characters);
+# in a columnar bundle also its captures/RUN_ID/ directory and the index entries of its files in bundle.json
+CAPTURED_RUN_BYTES = {"dirs": 128, "columnar": 128 + 4096 + 1024}
 
 
 def add_arguments(p):
@@ -70,8 +74,9 @@ def add_arguments(p):
                    help="instead of bundling a campaign, write the run-directory bundle OLD_BUNDLE as a columnar "
                         "bundle at --out (--out OLD_BUNDLE --force converts it in place)")
     p.add_argument("--max-mb", type=float, default=60.0,
-                   help="size budget of the whole bundle in MB (default 60: data/sample and data/paper together stay "
-                   "within the repository's 300 MB on disk, tests/test_data_budget.py)")
+                   help="size budget of the whole bundle in MB as written (du -sb: its bundle.json and README.md "
+                   "included; with --format columnar its tables and captures); default 60: data/sample and data/paper "
+                   "together stay within the repository's 300 MB on disk, tests/test_data_budget.py")
     p.add_argument("--derived-dir", default=None,
                    help="where load_campaign keeps/finds the per-run tables when the campaign is read-only")
     p.add_argument("--jobs", type=int, default=None, help="processes for analysing runs without a derived table")
@@ -557,7 +562,7 @@ def run(args) -> int:
     budget = int(args.max_mb * 1e6)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.bundle-", dir=out.parent))
-    stage = None
+    stage = scratch = None
     try:
         for name in ("campaign.yaml", "campaign.json"):
             if (camp / name).is_file():
@@ -572,38 +577,58 @@ def run(args) -> int:
             _bundle_run(src, tmp / "runs" / r["run_id"], r["status"], ddir if ddir.is_dir() else None,
                         ss=r["run_id"] in with_ss)
             metas[r["run_id"]] = _json(src / "meta.json")
-        size = _dir_size(tmp)
-        if size > budget:
-            raise UserError(f"the runs alone take {size / 1e6:.1f} MB > --max-mb {args.max_mb:g}: nothing left for "
-                            "captures; raise --max-mb")
+        if args.format == "columnar":   # the budget is the bundle's as written: its runs as columnar/1 tables
+            scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.runs-", dir=out.parent))
+            size = _columnar_runs_bytes(tmp, scratch, out, args.jobs)
+        else:
+            size = _dir_size(tmp)
+        as_written = " as columnar/1 tables" if args.format == "columnar" else ""
+        _check_room(size, budget, f"the runs alone take {{}} MB{as_written}", args.max_mb)
         analysed = set(df["run_id"])
         sources = runs[runs["run_id"].isin(analysed)]
         has = sources["run_id"].map(lambda rid: _has_captures(camp / "runs" / rid)).astype(bool)
         without = sorted(sources.loc[~has, "run_id"])   # e.g. restored from a bundle without them
         candidates = capture_priority(sources.loc[has])
+        archived = None
+        if raw_archive is not None:
+            archived = _write_raw_archive(camp, sources, _campaign_of(camp, df), raw_archive,
+                                          args.jobs or os.cpu_count() or 1)
+            made_archive = True
+
+        def manifest_of(captured, no_room, untried) -> dict:
+            m = _manifest(camp, df, runs, metas, captured, no_room, untried, without, args.max_mb, args.ss_reps)
+            m["bundle_dir"] = _portable(out)
+            if archived is not None:
+                m["raw_archive"] = archived
+            return m
+
+        # bundle.json and README.md count too: reserve what they take before any capture is chosen (the lists of
+        # captured and uncaptured configurations hold the same run ids whatever is chosen), and per captured run its
+        # README line (and in a columnar bundle its captures/ directory and index entries)
+        reserve = _metadata_bytes(manifest_of([], candidates, [])) + METADATA_MARGIN
+        _check_room(size + reserve, budget, f"the runs{as_written} with bundle.json and README.md take {{}} MB",
+                    args.max_mb)
         stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.xz-", dir=out.parent))
         previous = _previous_run_dirs(out, stage / ".previous")
-        captured, no_room, untried = _fill_with_captures(camp, tmp, stage, candidates, size, budget,
-                                                         args.jobs or os.cpu_count() or 1, derived_root, previous)
+        captured, no_room, untried = _fill_with_captures(camp, tmp, stage, candidates, size + reserve, budget,
+                                                         args.jobs or os.cpu_count() or 1, derived_root, previous,
+                                                         CAPTURED_RUN_BYTES[args.format])
         shutil.rmtree(stage, ignore_errors=True)
-        manifest = _manifest(camp, df, runs, metas, captured, no_room, untried, without, args.max_mb, args.ss_reps)
-        manifest["bundle_dir"] = _portable(out)
-        if raw_archive is not None:
-            manifest["raw_archive"] = _write_raw_archive(camp, sources, manifest["campaign"], raw_archive,
-                                                         args.jobs or os.cpu_count() or 1)
-            made_archive = True
-        manifest["size_mb"] = (_dir_size(tmp) + 8000) / 1e6  # + README/bundle.json
+        manifest = manifest_of(captured, no_room, untried)
+        manifest["size_mb"] = (_dir_size(tmp) + _metadata_bytes(manifest)) / 1e6
         (tmp / "bundle.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
         (tmp / "README.md").write_text(_readme(manifest))
         if args.format == "columnar":
-            _write_columnar_checked(tmp, out, args.jobs)
+            _write_columnar_checked(tmp, out, args.jobs, reuse=scratch)
             shutil.rmtree(tmp)
+            shutil.rmtree(scratch)
         else:
             replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        if stage is not None:
-            shutil.rmtree(stage, ignore_errors=True)
+        for d in (stage, scratch):
+            if d is not None:
+                shutil.rmtree(d, ignore_errors=True)
         if made_archive:      # written by this command for a bundle that was not made
             raw_archive.unlink(missing_ok=True)
         raise
@@ -617,14 +642,39 @@ def run(args) -> int:
     return 0
 
 
-def _write_columnar_checked(src: Path, out: Path, jobs) -> None:
-    """Write the run-directory bundle ``src`` as the columnar bundle ``out``, its bundle.json with the digests of the
-    rows and runs listing bundled (``write_columnar(digests=True)``), checked equal on ``out`` once written
-    (tests/test_bundle_conversion.py checks them again on the committed bundle)."""
+def _check_room(size: int, budget: int, what: str, max_mb: float) -> None:
+    """UserError when ``size`` bytes already exceed the budget (``what``: the message, {} for the MB)."""
+    if size > budget:
+        raise UserError(f"{what.format(f'{size / 1e6:.1f}')} > --max-mb {max_mb:g}: nothing left for captures; "
+                        "raise --max-mb")
+
+
+def _metadata_bytes(manifest: dict) -> int:
+    """Bytes of the bundle.json and README.md written for ``manifest``."""
+    return (len(json.dumps(manifest, indent=1, sort_keys=True).encode())
+            + len(_readme({**manifest, "size_mb": 0.0}).encode()))
+
+
+def _columnar_runs_bytes(tmp: Path, scratch: Path, out: Path, jobs) -> int:
+    """Bytes (as ``du -sb`` counts them) of the runs staged in ``tmp``, without captures, written as the columnar/1
+    tables of a bundle into ``scratch``: what a columnar bundle's runs take of its budget. The partitions of ``out``
+    (a columnar bundle being replaced) whose content is unchanged are reused, and the final write reuses ``scratch``
+    in turn, so no table is compressed twice unless captures change it."""
+    from analysis.bundle_store import write_columnar
+    (tmp / "bundle.json").write_text("{}")   # write_columnar reads a manifest; the real one replaces it
+    write_columnar(tmp, scratch, force=True, jobs=jobs, reuse=out)
+    return _dir_size(scratch)
+
+
+def _write_columnar_checked(src: Path, out: Path, jobs, reuse: Path | None = None) -> None:
+    """Write the run-directory bundle ``src`` as the columnar bundle ``out`` (unchanged partition files taken from
+    ``reuse``, default ``out``), its bundle.json with the digests of the rows and runs listing bundled
+    (``write_columnar(digests=True)``), checked equal on ``out`` once written (tests/test_bundle_conversion.py checks
+    them again on the committed bundle)."""
     from analysis.bundle_digest import rows_digest, runs_digest
     from analysis.bundle_store import write_columnar
     from analysis.dataset import load_campaign
-    record = write_columnar(src, out, force=True, readme=_readme, jobs=jobs, digests=True)["digests"]
+    record = write_columnar(src, out, force=True, readme=_readme, jobs=jobs, digests=True, reuse=reuse)["digests"]
     after = load_campaign(out, jobs=1, progress=False)
     if rows_digest(after) != record["rows_sha256"] or runs_digest(after) != record["runs_sha256"]:
         raise UserError(f"{out}: its rows or runs listing differ from the runs bundled (a bug in the columnar writer): "
@@ -712,9 +762,10 @@ def convert(args) -> int:
 
 
 def _fill_with_captures(camp: Path, tmp: Path, stage: Path, candidates: list[str], size: int, budget: int, jobs: int,
-                        derived_root: Path | None, previous: Path | None) -> tuple[list, list, list]:
+                        derived_root: Path | None, previous: Path | None, per_run: int = 0) -> tuple[list, list, list]:
     """Add the raw captures of ``candidates`` (run ids, in :func:`capture_priority` order) to the bundle being built
-    in ``tmp`` while they fit in ``budget`` bytes (``size``: bytes used so far). A run whose captures do not fit is
+    in ``tmp`` while they fit in ``budget`` bytes (``size``: bytes used so far; ``per_run``: bytes a captured run
+    takes besides what it adds to its run directory, e.g. its README line). A run whose captures do not fit is
     left without them and later (smaller) ones are still tried. Captures are xz'd ``jobs`` runs at a time, and the
     rest are not xz'd at all once the room left is smaller than the smallest run's xz'd captures so far (runs of one
     campaign differ little in size; xz -9 of every candidate took 12 of 17 minutes of a 60-MB bundle that had room
@@ -734,7 +785,7 @@ def _fill_with_captures(camp: Path, tmp: Path, stage: Path, candidates: list[str
                 src, dst = camp / "runs" / rid, tmp / "runs" / rid
                 fp = dst / "derived" / "fingerprint.json"
                 saved = fp.read_bytes() if fp.is_file() else None
-                added = _add_captures(src, dst, stage)
+                added = _add_captures(src, dst, stage) + per_run
                 smallest = added if smallest is None else min(smallest, added)
                 if size + added > budget:
                     _remove_captures(src, dst, saved)
@@ -753,6 +804,11 @@ def _incomplete_runs(cmeta: dict, runs) -> tuple[list[str], list[str]]:
     here = set(runs.loc[runs["status"] == "incomplete", "run_id"])
     only_restored = sorted(set(cmeta.get("incomplete_runs_restored", [])) - set(runs["run_id"]))
     return sorted(here | set(only_restored)), only_restored
+
+
+def _campaign_of(camp: Path, df) -> str:
+    """The campaign's name as its runs record it (the directory's name without runs)."""
+    return str(df["campaign"].dropna().iloc[0]) if len(df) else camp.name
 
 
 def _manifest(camp, df, runs, metas, captured, no_room, untried, without, max_mb, ss_reps) -> dict:
@@ -802,7 +858,7 @@ def _manifest(camp, df, runs, metas, captured, no_room, untried, without, max_mb
     not_analysed = {r["run_id"]: r["reason"] for _, r in runs.iterrows()
                     if r["status"] == "complete" and str(r["reason"] or "").startswith("analysis failed")}
     return {
-        "campaign": str(df["campaign"].dropna().iloc[0]) if len(df) else camp.name,
+        "campaign": _campaign_of(camp, df),
         "source": _portable(camp), "bundled_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "git_commit": _git_commit(), "recording_commits": _recording_commits(sessions),
         "sessions": sessions, "host_load": _host_load_summary(metas), "kernels": sorted(kernels), "backends": sorted(backends) or ["unknown"],
