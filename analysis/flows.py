@@ -121,6 +121,9 @@ def _add_unwrapped(data: pd.DataFrame, ack: pd.DataFrame):
     else:
         base = int(ack["ack"].iloc[0]) if len(ack) else 0
         data["seq_un"] = np.zeros(0, dtype=np.int64)
+    syn_data = ((data["flags"].to_numpy() & 0x02) != 0) & (data["payload_len"].to_numpy() > 0)
+    if syn_data.any():   # RFC 9293 sec. 3.4: the SYN occupies ISN; data on a SYN (TCP Fast Open) is [ISN+1, ...)
+        data["seq_un"] = data["seq_un"].to_numpy() + syn_data
     data["end_un"] = data["seq_un"] + data["payload_len"].astype(np.int64)
     if len(ack):
         has_ack = (ack["flags"].to_numpy() & 0x10) != 0
@@ -128,7 +131,7 @@ def _add_unwrapped(data: pd.DataFrame, ack: pd.DataFrame):
         a_un = np.full(len(ack), -1, dtype=np.int64)
         if has_ack.any():
             a_un[has_ack] = unwrap_seq(a[has_ack], base)
-            # RFC 9293 sec 3.10.7.4: ACK without the ACK bit carries no meaning; fill forward for SACK anchoring
+            # RFC 9293 sec. 3.1: the acknowledgment field is meaningful only with the ACK bit; others stay -1
         ack["ack_un"] = a_un
         for i in range(1, MAX_SACK_BLOCKS + 1):
             for side in ("left", "right"):

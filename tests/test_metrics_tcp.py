@@ -80,6 +80,27 @@ def test_ts_rtt(flow):
     assert np.allclose(rtt.ts_rtt_ms(flow.data, flow.ack), [10, 11, 10, 16, 10, 4], atol=1e-3)
 
 
+def test_ts_rtt_takes_a_tsecr_of_zero(tmp_path):
+    """RFC 7323 sec. 3.2: with the ACK bit set, TSecr is valid whatever its value, 0 included."""
+    pk = [d(0, 0.000, 0), d(100, 0.001, 1), a(100, 0.010, 0), a(200, 0.011, 1)]
+    (f,) = split_flows(read_pcap(write_pcap(tmp_path / "ts0.pcap", pk)))
+    assert np.round(rtt.ts_rtt_ms(f.data, f.ack), 3).tolist() == [10.0, 10.0]
+
+
+def test_data_on_a_syn_starts_after_its_sequence_number(tmp_path):
+    """RFC 9293 sec. 3.4: a SYN occupies the ISN, so 100 bytes on a SYN (TCP Fast Open) are [ISN+1, ISN+101); the same
+    bytes sent again at ISN+1 are a retransmission and add no new sequence space."""
+    isn = 1000
+    pk = [tcp(A, 40000, B, 5201, seq=isn, flags="S", payload=100, t=0.0),
+          tcp(B, 5201, A, 40000, seq=7, ack=isn + 101, flags="SA", t=0.010),
+          tcp(A, 40000, B, 5201, seq=isn + 1, ack=8, flags="A", payload=100, t=0.011),
+          tcp(A, 40000, B, 5201, seq=isn + 101, ack=8, flags="A", payload=100, t=0.012)]
+    (f,) = split_flows(read_pcap(write_pcap(tmp_path / "tfo.pcap", pk)))
+    assert f.data["seq_un"].tolist() == [1, 1, 101] and f.data["end_un"].tolist() == [101, 101, 201]
+    assert retransmission_mask(f.data).tolist() == [False, True, False]
+    assert throughput.new_bytes(f.data).tolist() == [100, 0, 100]
+
+
 def test_goodput(flow):
     assert throughput.goodput_mbps(flow.data) == pytest.approx(600 * 8 / 0.046 / 1e6)
     assert throughput.raw_throughput_mbps(flow.data) == pytest.approx(800 * 8 / 0.046 / 1e6)

@@ -1,7 +1,7 @@
 """Retransmissions seen at the capture point.
 
 A data segment (payload > 0) is a **retransmission** when its byte range [seq, seq+len) (unwrapped, see
-``analysis.flows``) was already fully sent earlier in this direction at this capture point (RFC 9293 sec. 3.10.7.4
+``analysis.flows``) was already fully sent earlier in this direction at this capture point (RFC 9293 sec. 3.4
 sequence space; union of all earlier segments' ranges). It is **spurious** when a later D-SACK block (RFC 2883 sec. 4,
 ``analysis.metrics.sack.dsack_mask``) covers its range, i.e. the receiver reports it got those bytes twice.
 """
@@ -123,7 +123,9 @@ def retransmissions(data: pd.DataFrame) -> int:
 
 
 def spurious_mask(data: pd.DataFrame, ack: pd.DataFrame) -> np.ndarray:
-    """Boolean per data packet: a retransmission whose range a later D-SACK block covers."""
+    """Boolean per data packet: a retransmission whose range a later D-SACK block covers. A range retransmitted more
+    than once has every such retransmission marked, although one D-SACK block reports one duplicate arrival (RFC
+    2883 sec. 4): then the count is an upper bound."""
     rt = retransmission_mask(data)
     out = np.zeros(len(data), dtype=bool)
     if not rt.any() or len(ack) == 0:

@@ -1,9 +1,13 @@
 """Round-trip time samples at the capture point, ms.
 
 * ``ack_rtt_ms``: data segment -> first later ACK of the reverse direction whose cumulative ACK covers the
-  segment's end (RFC 9293 sec. 3.4). One sample per ACK (for the highest segment it newly acknowledges, like
-  tshark ``tcp.analysis.ack_rtt``). Karn's rule (Karn & Partridge 1987; RFC 6298 sec. 3): segments that are
-  retransmissions, or whose bytes are retransmitted at any time, give no sample.
+  segment's end (RFC 9293 sec. 3.4). Karn's rule (Karn & Partridge 1987; RFC 6298 sec. 3): segments that are
+  retransmissions, or whose bytes are retransmitted at any time, give no sample. One sample per ACK: from the
+  latest-sent of the segments it newly acknowledges that Karn's rule keeps (when the latest-sent one was
+  retransmitted, an earlier one it also newly acknowledges). RFC 6298 excludes the retransmitted segments only, and
+  so does this: an ACK that repairs a loss and also covers segments sent before the repair gives a sample from one
+  of them, whose time includes the recovery (Linux's own estimator, ``tcp_clean_rtx_queue``, takes no sequence
+  sample from an ACK that covers any retransmitted data).
 * ``ts_rtt_ms``: RFC 7323 sec. 4: an ACK whose TSecr echoes a TSval of the data direction gives
   ack time - time of the first data-direction segment carrying that TSval (first ACK echoing each TSval).
 The time is measured at the capture point (so it is the RTT from the capture point to the receiver and back).
@@ -57,7 +61,7 @@ def ack_rtt_ms(data: pd.DataFrame, ack: pd.DataFrame) -> np.ndarray:
 def ts_rtt_ms(data: pd.DataFrame, ack: pd.DataFrame) -> np.ndarray:
     """TSval/TSecr echo RTT samples (RFC 7323), ms."""
     d = data[data["tsval"] >= 0]
-    a = ack[(ack["tsecr"] > 0) & ((ack["flags"] & 0x10) != 0)]
+    a = ack[(ack["tsecr"] >= 0) & ((ack["flags"] & 0x10) != 0)]   # RFC 7323 sec. 3.2: TSecr 0 is valid with ACK
     if len(d) == 0 or len(a) == 0:
         return np.zeros(0)
     first_sent = d.groupby("tsval", sort=False)["ts"].min()

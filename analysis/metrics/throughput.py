@@ -16,8 +16,10 @@ import pandas as pd
 
 
 def new_bytes(data: pd.DataFrame) -> np.ndarray:
-    """Per data-direction packet: bytes of sequence space not covered by any earlier packet (bytes).
-    Needs ``seq_un``/``end_un`` (``analysis.flows``); for UDP use ``payload_len``."""
+    """Per data-direction packet: bytes of sequence space beyond the highest end any earlier packet reached (bytes):
+    "new sequence space" as the module docstring defines goodput. A packet that fills a gap below that front counts
+    0, so where a capture point sees gaps (upstream losses, reordering) this counts bytes first seen in order, not
+    every byte seen once. Needs ``seq_un``/``end_un`` (``analysis.flows``); for UDP use ``payload_len``."""
     if "seq_un" not in data:
         return data["payload_len"].to_numpy().astype(np.int64)
     s = data["seq_un"].to_numpy()
