@@ -10,7 +10,8 @@ means fifo-after-delay and None (:func:`arms`).
 
 **Quantities** (:data:`QUANTITIES`): the numbers the claims are about, per configuration, from the per-flow rows of
 ``analysis.dataset.load_campaign`` (one value per run: replicates are runs). Plain ones are a column's mean over runs
-(``goodput_mbps`` of flow 1 in Mbit/s, ``rtt_mean_ms`` in ms, ``jain``, ``overlap_goodput_mbps`` of flow 1 or 2);
+(``goodput_mbps`` of flow 1 or 2 in Mbit/s, each flow's over its own run as the claims take it, ``rtt_mean_ms`` in
+ms, Jain's index of a two-flow run's goodputs, ``analysis.metrics.fairness.pair_jain``);
 differences are between two configurations' means (e.g. the loss-based flow's mean RTT minus BBR's at the same link
 delay), with a Welch standard error. Each estimate carries mean, standard error and Welch degrees of freedom; the
 95 % interval is t-based.
@@ -38,6 +39,7 @@ from scipy import stats as _st
 from analysis import reference
 from analysis.claims import core
 from analysis.errors import AnalysisError
+from analysis.metrics.fairness import pair_jain
 
 BASELINE = ("fifo-after-delay", None)
 QUEUE_MODELS = ("fifo-after-delay", "tbf-netem", "netem-tbf")
@@ -277,18 +279,18 @@ def quantities(df: pd.DataFrame) -> pd.DataFrame:
                 e = est_diff(rb, rc)
                 if e.n:
                     add("S13", f"RTT gap bbr − {cc}", "ms", f"link delay 10 ms, loss {loss} %", arm, e, tgt("S13"))
-        # Table 4 / S16 / C-CUBIC-FAIREST: Jain's index of each pair, and each flow's goodput over the overlap
+        # Table 4 / S16 / C-CUBIC-FAIREST: Jain's index of each pair, and each flow's goodput over its own run
         tf = g[g["experiment"] == "tcp_fairness"]
         for _, p in t4.iterrows():
             sel = tf[(tf["cc"] == p["cc1"]) & (tf["cc2"] == p["cc2"])]
-            e = est_mean(per_run(sel, "jain"))
+            e = est_mean(pair_jain(sel).to_numpy(float))
             if e.n:
                 cfg = f"pair {int(p['pair'])}: {p['cc1']} + {p['cc2']}"
                 add("T4;S16", "Jain's index", "index", cfg, arm, e, _target("approx", float(p["jain"])))
                 for flow, cc, col in ((1, p["cc1"], "throughput1_mbps"), (2, p["cc2"], "throughput2_mbps")):
                     add("T4", f"goodput {cc} (flow {flow})", "Mbit/s", cfg, arm,
-                        est_mean(per_run(sel, "overlap_goodput_mbps", flow=flow)), _target("approx", float(p[col])))
-        # S17-S21: TCP against UDP CBR over the overlap window
+                        est_mean(per_run(sel, "goodput_mbps", flow=flow)), _target("approx", float(p[col])))
+        # S17-S21: TCP against UDP CBR, each flow over its own run
         uf = g[g["experiment"] == "udp_fairness"]
         for cc in LOSS_BASED + ("bbr",):
             for cbr in (12, 16, 20):
@@ -298,12 +300,12 @@ def quantities(df: pd.DataFrame) -> pd.DataFrame:
                 cfg = f"cbr {cbr} Mbit/s"
                 if cc != "bbr":
                     add("S17", f"TCP goodput {cc}", "Mbit/s", cfg, arm,
-                        est_mean(per_run(sel, "overlap_goodput_mbps", flow=1)), tgt("S17"))
+                        est_mean(per_run(sel, "goodput_mbps", flow=1)), tgt("S17"))
                     add("S18", f"UDP goodput against {cc}", "Mbit/s", cfg, arm,
-                        est_mean(per_run(sel, "overlap_goodput_mbps", flow=2)), tgt("S18"))
+                        est_mean(per_run(sel, "goodput_mbps", flow=2)), tgt("S18"))
                 sid = "S21" if cc == "bbr" else ("S20" if cc in ("reno", "cubic") else "S19")
                 add(sid if sid != "S20" else "S19;S20", f"Jain's index {cc} + UDP", "index", cfg, arm,
-                    est_mean(per_run(sel, "jain")), tgt(sid))
+                    est_mean(pair_jain(sel).to_numpy(float)), tgt(sid))
     cols = ["claims", "quantity", "unit", "config", "queue_model", "udp_len_bytes", "n", "mean", "se", "df",
             "ci_low", "ci_high", "relation", "value", "low", "high", "distance"]
     q = pd.DataFrame(out, columns=cols)
@@ -316,9 +318,10 @@ def _arm_key(qm, ln) -> tuple:
 
 
 def _nearer(arm_distance: float, baseline_distance: float) -> bool | None:
-    """True when the arm is nearer the paper than the baseline, False when farther, None when as near (or either
-    distance is unknown)."""
-    if not (np.isfinite(arm_distance) and np.isfinite(baseline_distance)) or arm_distance == baseline_distance:
+    """True when the arm is nearer the paper than the baseline, False when farther, None when as near (equal up to
+    rounding: a mean computed two ways may differ in its last bits) or either distance is unknown."""
+    if not (np.isfinite(arm_distance) and np.isfinite(baseline_distance)) or math.isclose(
+            arm_distance, baseline_distance, rel_tol=1e-9, abs_tol=1e-12):
         return None
     return bool(arm_distance < baseline_distance)
 

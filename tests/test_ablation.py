@@ -4,6 +4,8 @@ and the nearest-to-paper count."""
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,6 +13,9 @@ import pytest
 from scipy import stats
 
 from analysis import ablation as ab
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_claims import _split  # noqa: E402  (two goodputs with a given sum and Jain's index)
 
 NOISE = np.array([-0.2, 0.1, 0.0, 0.2, -0.1])     # mean 0, sd sqrt(0.1 / 4) = 0.158
 
@@ -38,7 +43,7 @@ def _row(rid, exp, cc, d, loss, flow=1, cc2=None, cbr=None, **m):
 def made_up() -> pd.DataFrame:
     """link_delay d = 100 ms, loss 0: cubic's RTT 200 + noise (fifo) / 160 + noise (tbf-netem), bbr's 110 + noise in
     both; cubic at d 10 ms: goodput 19 (loss 0) and 12 (loss 1 %); the pair cubic + reno: Jain 0.95 / 0.99;
-    udp_fairness cubic at 12 Mbit/s with and without 8192-byte datagrams."""
+    udp_fairness cubic at 12 Mbit/s with and without 8192-byte datagrams (TCP 15 / 9 Mbit/s, UDP a third of it)."""
     rows = []
     for qm, cubic_rtt in (("fifo-after-delay", 200.0), ("tbf-netem", 160.0)):
         for k in range(5):
@@ -53,16 +58,14 @@ def made_up() -> pd.DataFrame:
                              goodput_mbps=12.0 + NOISE[k], rtt_mean_ms=14.0))
             j = 0.95 if qm == "fifo-after-delay" else 0.99
             rid = _rid("tcp_fairness", "cubic+reno", 10, 0, rep, qm)
-            rows.append(_row(rid, "tcp_fairness", "cubic", 10, 0, cc2="reno", jain=j + NOISE[k] / 100,
-                             overlap_goodput_mbps=11.0))
-            rows.append(_row(rid, "tcp_fairness", "cubic", 10, 0, flow=2, cc2="reno", jain=j + NOISE[k] / 100,
-                             overlap_goodput_mbps=8.0))
-            for ln, tcp in ((None, 15.0), (8192, 9.0)):
+            x1, x2 = _split(19.0, j + NOISE[k] / 100, True)     # each flow's goodput over its own run
+            rows.append(_row(rid, "tcp_fairness", "cubic", 10, 0, cc2="reno", goodput_mbps=x1))
+            rows.append(_row(rid, "tcp_fairness", "cubic", 10, 0, flow=2, cc2="reno", goodput_mbps=x2))
+            for ln, tcp in ((None, 15.0), (8192, 9.0)):   # UDP a third of TCP: Jain's index 0.8 in every arm
                 rid = _rid("udp_fairness", "cubic", 10, 0, rep, qm, cbr=12, ln=ln)
-                rows.append(_row(rid, "udp_fairness", "cubic", 10, 0, cbr=12, overlap_goodput_mbps=tcp + NOISE[k],
-                                 jain=0.8))
+                rows.append(_row(rid, "udp_fairness", "cubic", 10, 0, cbr=12, goodput_mbps=tcp + NOISE[k]))
                 rows.append(_row(rid, "udp_fairness", "cubic", 10, 0, flow=2, cbr=12,
-                                 overlap_goodput_mbps=20 - tcp, jain=0.8))
+                                 goodput_mbps=(tcp + NOISE[k]) / 3))
     return pd.DataFrame(rows)
 
 

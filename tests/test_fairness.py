@@ -49,3 +49,18 @@ def test_bad_input(bad, msg):
 def test_bad_n():
     with pytest.raises(ValueError, match="n="):
         jain_index([1, 2, 3], n=2)
+
+
+def test_pair_jain_of_each_two_flow_run():
+    """Table 4's pair 1 (10.61 and 8.27 Mbit/s give 0.985); single-flow, all-zero and non-finite runs are left out."""
+    import pandas as pd
+
+    from analysis.metrics.fairness import pair_jain
+    rows = pd.DataFrame({
+        "run_id": ["a", "a", "b", "b", "c", "d", "d", "e", "e"],
+        "flow": [1, 2, 1, 2, 1, 1, 2, 1, 2],
+        "goodput_mbps": [10.61, 8.27, 5.0, 5.0, 19.0, 0.0, 0.0, float("nan"), 3.0]})
+    j = pair_jain(rows)
+    assert list(j.index) == ["a", "b"]
+    assert j["a"] == pytest.approx(0.98487, abs=1e-5) and j["b"] == 1.0
+    assert pair_jain(rows[rows["flow"] == 1]).empty and pair_jain(rows.iloc[:0]).empty

@@ -138,7 +138,7 @@ if len(u):
     fig = band_panels(u, "arm", "cbr_mbps", hue="cc", band=(8, 10), band_label="paper: TCP 8-10 Mbit/s (S17)",
                       panel_order=[a for a in grid if a in set(u["arm"])], ncols=3,
                       xlabel="UDP CBR (Mbit/s)", ylabel="TCP goodput (Mbit/s)",
-                      title="S17: TCP goodput against UDP CBR over the overlap, per queue model and datagram size")
+                      title="S17: TCP goodput against UDP CBR (each flow over its own run), per queue model and datagram size")
     save_figure(fig, output_dir, "13_udp")
     plt.show()'''
 

@@ -11,6 +11,7 @@ correct formula above (e.g. 10.61 and 8.27 Mbit/s give 0.985), so this module im
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 
 def jain_index(values, n: int | None = None) -> float:
@@ -37,3 +38,20 @@ def jain_index(values, n: int | None = None) -> float:
         raise ValueError("jain_index: all throughput values are zero; fairness is undefined")
     return float(np.sum(x)) ** 2 / (int(n) * s2)
 
+
+
+def pair_jain(rows: pd.DataFrame, column: str = "goodput_mbps") -> pd.Series:
+    """Jain's index of each two-flow run, J = (x1 + x2)^2 / (2 (x1^2 + x2^2)) of ``column`` in the run's flow-1 and
+    flow-2 rows (dimensionless; the index above with n = 2): a pandas Series indexed by run_id. Runs without both
+    flows, with a non-finite or negative value, or with both values zero are left out. With ``goodput_mbps`` (each
+    flow's goodput over its own run) it is the index of the paper 000's Table 4, computed there from the two flows'
+    mean throughputs (each over its own iperf3 run)."""
+    if rows.empty:
+        return pd.Series(dtype=float, name="jain")
+    w = rows.pivot_table(index="run_id", columns="flow", values=column, aggfunc="first")
+    if 1 not in w.columns or 2 not in w.columns:
+        return pd.Series(dtype=float, name="jain")
+    x1, x2 = w[1].to_numpy(float), w[2].to_numpy(float)
+    ok = np.isfinite(x1) & np.isfinite(x2) & (x1 >= 0) & (x2 >= 0) & ((x1 > 0) | (x2 > 0))
+    x1, x2 = x1[ok], x2[ok]
+    return pd.Series((x1 + x2) ** 2 / (2 * (x1 * x1 + x2 * x2)), index=w.index[ok], name="jain")

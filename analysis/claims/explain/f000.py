@@ -317,8 +317,8 @@ def _table4(r, ctx, rows):
         sel = core.rows(ctx, flow=None, experiment="tcp_fairness", cc=p.cc, cc2=p.cc2)
         if sel.empty or p.cc not in paper or p.cc2 not in paper:
             continue
-        f1 = core.sample(sel[sel["flow"] == 1], "overlap_goodput_mbps")
-        f2 = core.sample(sel[sel["flow"] == 2], "overlap_goodput_mbps")
+        f1 = core.sample(sel[sel["flow"] == 1], "goodput_mbps")
+        f2 = core.sample(sel[sel["flow"] == 2], "goodput_mbps")
         if f1.size and f2.size:
             shares[f"pair{k} {p.cc}+{p.cc2}"] = {"ours_mbps": [float(f1.mean()), float(f2.mean())],
                                                  "paper_mbps": [paper[p.cc], paper[p.cc2]]}
@@ -343,8 +343,8 @@ def _udp(r, ctx):
         sel = core.rows(ctx, flow=None, experiment="udp_fairness", cc=cc, cbr_mbps=float(cbr))
         if sel.empty:
             continue
-        t = core.sample(sel[sel["flow"] == 1], "overlap_goodput_mbps")
-        u = core.sample(sel[sel["flow"] == 2], "overlap_goodput_mbps")
+        t = core.sample(sel[sel["flow"] == 1], "goodput_mbps")
+        u = core.sample(sel[sel["flow"] == 2], "goodput_mbps")
         if t.size and u.size:
             per[f"cbr {cbr}"] = {"tcp_mbps": float(t.mean()), "udp_mbps": float(u.mean())}
     show = ", ".join(f"{k}: TCP {fmt(v['tcp_mbps'], 3)} / UDP {fmt(v['udp_mbps'], 3)}" for k, v in per.items())
