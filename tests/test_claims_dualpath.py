@@ -109,3 +109,10 @@ def test_001_redundant_scheduler_not_run_with_reason_and_default_substitute():
     assert res.loc["001-S01", "unit"] == res.loc["001-S05", "unit"] == "Mbit/s"
     assert res.loc["001-S07", "unit"] == res.loc["001-S10/default", "unit"] == res.loc["001-S11", "unit"] == "ms"
     assert set(res["unit"]) == {"Mbit/s", "ms"}
+    # statements over every mode (S05, S11) take the paper's redundant MPTCP too: its level has no runs here, and a
+    # /default row (shown apart) judges the MPTCP mode on the default scheduler
+    assert res.loc["001-S11", "substitute_for"] is None or pd.isna(res.loc["001-S11", "substitute_for"])
+    assert "2 of 3 mode# levels run" in res.loc["001-S11", "note"]
+    assert res.loc["001-S11/default", "substitute_for"] == "001-S11"
+    assert "3 of 3 mode# levels run" in res.loc["001-S11/default", "note"]
+    assert res.loc["001-S05/default", "substitute_for"] == "001-S05"
