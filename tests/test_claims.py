@@ -279,7 +279,7 @@ def test_tcp_fairness_claims():
 def test_dominance_with_missing_pairs_is_not_reproduced_or_inconclusive_only():
     rows = [r for r in _pairs(lambda k: 0.98 if k in (1, 2, 4) else 0.93) if "bic" not in (r["cc"], r["cc2"])]
     c = _get(_ev(rows), "C-CUBIC-FAIREST")
-    assert c.verdict == "inconclusive" and "pairs not run: 2, 3, 6" in c.note
+    assert c.verdict == "inconclusive" and "not run: pair2, pair3, pair6" in c.note
 
 
 def test_udp_fairness_claims():
@@ -298,6 +298,30 @@ def test_udp_fairness_claims():
     assert _get(res, "S18-reno").verdict == "reproduced"
     assert _get(res, "S21-bbr").verdict == "reproduced"
     assert _get(res, "S20-cubic").verdict == "not run"
+
+
+def test_reno_and_cubic_fairer_with_udp_than_bic_and_bbr():
+    """Section 4.3's conclusion after S20: at every CBR 12-20, reno's and cubic's Jain index against UDP above bic's
+    and bbr's (each flow's goodput over its own run). Reversed at one level only: not reproduced there."""
+    def rows(fair, unfair, flip_at=None):
+        out = []
+        for cbr in range(12, 21, 2):
+            for rep in (1, 2, 3):
+                for cc in ("reno", "cubic", "bic", "bbr"):
+                    good = (cc in ("reno", "cubic")) != (cbr == flip_at)
+                    tcp, udp = fair if good else unfair
+                    rid = f"udp-{cc}-{cbr}-{rep}"
+                    out.append(_row("udp_fairness", cc, cbr=float(cbr), flow=1, run_id=rid,
+                                    goodput_mbps=tcp + rep * 0.1))
+                    out.append(_row("udp_fairness", cc, cbr=float(cbr), flow=2, run_id=rid,
+                                    goodput_mbps=udp + rep * 0.1))
+        return out
+    c = _get(_ev(rows((9.0, 8.0), (15.0, 4.0))), "C-RENO-CUBIC-FAIRER-UDP")
+    assert c.verdict == "reproduced" and c.ours > 0.2                 # 0.997 against 0.75 at every level
+    c = _get(_ev(rows((9.0, 8.0), (15.0, 4.0), flip_at=16)), "C-RENO-CUBIC-FAIRER-UDP")
+    assert c.verdict == "not reproduced" and "@16" in c.note
+    c = _get(_ev([r for r in rows((9.0, 8.0), (15.0, 4.0)) if r["cc"] != "bic"]), "C-RENO-CUBIC-FAIRER-UDP")
+    assert c.verdict == "inconclusive" and "not run: bic@12" in c.note
 
 
 def test_skewed_runs_are_not_mixed_in():
@@ -359,7 +383,7 @@ def test_every_verdict_but_reproduced_is_explained():
 UNITS = {"S01": "x", "T3-RATIO": "x", "T3-TPUT": "Mbit/s", "S02": "Mbit/s", "S04": "ms", "S05": "ms", "S23": "ms",
          "S06": "Mbit/s", "S07": "Mbit/s", "S08": "Mbit/s", "S09": "Mbit/s", "S10": "Mbit/s", "S11": "ms",
          "S12": "ms", "S13": "ms", "S26": "Mbit/s", "S14": "Mbit/s", "S15": "Mbit/s", "S16": "", "T4-JAIN": "",
-         "T4-SHARE": "Mbit/s", "C-CUBIC": "", "S17": "Mbit/s", "S18": "Mbit/s", "S19": "", "S20": "", "S21": ""}
+         "T4-SHARE": "Mbit/s", "C-CUBIC": "", "C-RENO": "", "S17": "Mbit/s", "S18": "Mbit/s", "S19": "", "S20": "", "S21": ""}
 
 
 def test_every_row_has_the_unit_of_ours():

@@ -344,6 +344,73 @@ def fmt(x, nd=3, missing="nan"):
     return f"{x:.{nd}g}"
 
 
+def dominance(ctx: Ctx, claim_id: str, section: str, experiment: str, samples: dict, hi: list, lo: list,
+              statement: str, paper_value: str, not_run_note: str, unit: str = "", pairs: list | None = None) -> dict:
+    """Every group in ``hi`` has a higher mean than every group in ``lo`` (``samples``: {label: per-run values};
+    ``pairs``: the (higher, lower) comparisons instead of every combination, e.g. within each level only): Welch t
+    per comparison, Holm-adjusted within the claim; "reproduced" when every difference is positive and significant,
+    "not reproduced" when one is negative and significant (with at least MIN_REPS runs a group), else
+    "inconclusive". Ours is the smallest difference of means (its Welch interval); ``not_run_note``: the note when no
+    group has runs (a group without runs is named in the note)."""
+    test = "Welch t per (higher, lower) comparison, Holm-adjusted; ours = smallest difference of means"
+    pairs = [(h, low) for h in hi for low in lo] if pairs is None else pairs
+    missing = [g for g in hi + lo if np.asarray(samples.get(g, ())).size == 0]
+    if len(missing) == len(hi + lo):
+        return row(claim_id, section, experiment, statement, paper_value, None, test, "not run", not_run_note,
+                   unit=unit)
+    ests, ps, labels, small = [], [], [], []
+    for h, low in pairs:
+        x, y = np.asarray(samples.get(h, ()), float), np.asarray(samples.get(low, ()), float)
+        if x.size == 0 or y.size == 0:
+            continue
+        e = welch_diff_ci(x, y, ctx.alpha)
+        if e.n < MIN_REPS:
+            small.append(f"{h}-{low} n={e.detail[2:]}")
+        try:
+            p = stats.welch_t(x, y)["p"] if min(x.size, y.size) >= 2 else float("nan")
+        except Exception:  # noqa: BLE001 - zero variance in both
+            p = 0.0 if e.value != 0 else 1.0
+        ests.append(e)
+        ps.append(p)
+        labels.append((h, low))
+    if not ests:
+        return row(claim_id, section, experiment, statement, paper_value, None, test, "not run",
+                   f"groups not run: {', '.join(map(str, missing))} ({not_run_note})", unit=unit)
+    worst = min(range(len(ests)), key=lambda i: ests[i].value)
+    e = ests[worst]
+    fin = [i for i, p in enumerate(ps) if np.isfinite(p)]
+    adj = np.full(len(ps), np.nan)
+    if fin:
+        adj[fin] = stats.holm([ps[i] for i in fin])
+    e.p = float(np.nanmax(adj)) if fin else float("nan")
+    name = [f"{h}-{low}" for h, low in labels]
+    notes = [f"smallest difference {name[worst]}"]
+    if missing:
+        notes.append(f"not run: {', '.join(map(str, missing))}")
+    if small or missing or not fin:
+        verdict = "inconclusive"
+        if small:
+            notes.insert(0, f"< {MIN_REPS} reps: {', '.join(small)}")
+        if [i for i in fin if ests[i].value < 0 and adj[i] < ctx.alpha and ests[i].n >= MIN_REPS]:
+            verdict = "not reproduced"
+    else:
+        contra = [i for i in fin if ests[i].value < 0 and adj[i] < ctx.alpha]
+        if contra:
+            verdict = "not reproduced"
+            notes.insert(0, f"reversed and significant: {name[contra[0]]}")
+        elif all(ests[i].value > 0 and adj[i] < ctx.alpha for i in range(len(ests))):
+            verdict = "reproduced"
+        else:
+            verdict = "inconclusive"
+            notes.insert(0, "some differences not significant after Holm")
+    try:
+        h, low = labels[worst]
+        e.effect = stats.hedges_g(np.asarray(samples[h], float), np.asarray(samples[low], float))
+    except Exception:  # noqa: BLE001 - too few reps or zero pooled sd
+        e.effect = float("nan")
+    return row(claim_id, section, experiment, statement, paper_value, e, test, verdict, "; ".join(notes), unit=unit)
+
+
 def row(claim_id, section, experiment, statement, paper_value, est: Est | None, test, verdict, note, *,
         tier: str = "behaviour", substitute_for: str | None = None, unit: str = "") -> dict:
     """One claim row (``COLUMNS`` minus paper). ``unit``: the printed unit of ``ours``, ``ci_low`` and ``ci_high``

@@ -9,11 +9,9 @@ means. (Until 2026-11-27 both were taken over the window in which both flows run
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
-from analysis import reference, stats
+from analysis import reference
 from analysis.claims import core
 from analysis.claims.core import fmt
 from analysis.metrics.fairness import pair_jain
@@ -112,66 +110,9 @@ def claims(ctx) -> list[dict]:
 
 
 def _dominance(ctx, cid, jains, hi_pairs, lo_pairs, stmt, pv, t2) -> dict:
-    """Every pair in ``hi_pairs`` has a higher mean Jain than every pair in ``lo_pairs``: Welch t per
-    combination, Holm-adjusted within the claim; reproduced when all differences are positive and significant.
-    Ours is a difference of Jain indices: dimensionless (unit "")."""
-    test = "Welch t per (higher, lower) pair combination, Holm-adjusted; ours = smallest difference of means"
-    missing = [p for p in hi_pairs + lo_pairs if jains.get(p, np.zeros(0)).size == 0]
-    if len(missing) == len(hi_pairs + lo_pairs):
-        ccs = sorted({c for r in t2.itertuples() for c in (r.cc, r.cc2)})
-        return core.row(cid, "4.3", EXP, stmt, pv, None, test, "not run",
-                        core.not_run_reason(ctx, ccs, "tcp_fairness pairs", dict(experiment=EXP)), unit="")
-    ests, ps, labels = [], [], []
-    small = []
-    for h, l in itertools.product(hi_pairs, lo_pairs):
-        x, y = jains.get(h, np.zeros(0)), jains.get(l, np.zeros(0))
-        if x.size == 0 or y.size == 0:
-            continue
-        e = core.welch_diff_ci(x, y, ctx.alpha)
-        if e.n < core.MIN_REPS:
-            small.append(f"pair{h}-pair{l} n={e.detail[2:]}")
-        try:
-            p = stats.welch_t(x, y)["p"] if min(x.size, y.size) >= 2 else float("nan")
-        except Exception:  # noqa: BLE001 - zero variance in both
-            p = 0.0 if e.value != 0 else 1.0
-        ests.append(e)
-        ps.append(p)
-        labels.append(f"pair{h}-pair{l}")
-    if not ests:
-        miss = {c for r in t2.itertuples() if int(r.pair) in missing for c in (r.cc, r.cc2)}
-        return core.row(cid, "4.3", EXP, stmt, pv, None, test, "not run",
-                        f"pairs not run: {', '.join(map(str, missing))} "
-                        f"({core.not_run_reason(ctx, sorted(miss), 'tcp_fairness pairs', dict(experiment=EXP))})",
-                        unit="")
-    worst = min(range(len(ests)), key=lambda i: ests[i].value)
-    e = ests[worst]
-    fin = [i for i, p in enumerate(ps) if np.isfinite(p)]
-    adj = np.full(len(ps), np.nan)
-    if fin:
-        adj[fin] = stats.holm([ps[i] for i in fin])
-    e.p = float(np.nanmax(adj)) if fin else float("nan")
-    notes = [f"smallest difference {labels[worst]}"]
-    if missing:
-        notes.append(f"pairs not run: {', '.join(map(str, missing))}")
-    if small or missing or not fin:
-        verdict = "inconclusive"
-        if small:
-            notes.insert(0, f"< {core.MIN_REPS} reps: {', '.join(small)}")
-        contra = [i for i in fin if ests[i].value < 0 and adj[i] < ctx.alpha and ests[i].n >= core.MIN_REPS]
-        if contra:
-            verdict = "not reproduced"
-    else:
-        contra = [i for i in fin if ests[i].value < 0 and adj[i] < ctx.alpha]
-        if contra:
-            verdict = "not reproduced"
-            notes.insert(0, f"reversed and significant: {labels[contra[0]]}")
-        elif all(ests[i].value > 0 and adj[i] < ctx.alpha for i in range(len(ests))):
-            verdict = "reproduced"
-        else:
-            verdict = "inconclusive"
-            notes.insert(0, "some differences not significant after Holm")
-    try:
-        e.effect = stats.hedges_g(jains[int(labels[worst].split("-")[0][4:])], jains[int(labels[worst].split("-")[1][4:])])
-    except Exception:  # noqa: BLE001 - too few reps or zero pooled sd
-        e.effect = float("nan")
-    return core.row(cid, "4.3", EXP, stmt, pv, e, test, verdict, "; ".join(notes), unit="")
+    """Every pair in ``hi_pairs`` has a higher mean Jain than every pair in ``lo_pairs`` (``core.dominance``). Ours is
+    a difference of Jain indices: dimensionless (unit "")."""
+    ccs = sorted({c for r in t2.itertuples() for c in (r.cc, r.cc2)})
+    return core.dominance(ctx, cid, "4.3", EXP, {f"pair{k}": v for k, v in jains.items()},
+                          [f"pair{k}" for k in hi_pairs], [f"pair{k}" for k in lo_pairs], stmt, pv,
+                          core.not_run_reason(ctx, ccs, "tcp_fairness pairs", dict(experiment=EXP)))

@@ -18,6 +18,8 @@ CBR_14_20 = (14, 16, 18, 20)
 TOL_RANGE_MBPS = 0.5   # "sekitar 8-10 Mbps": [7.5, 10.5]
 TOL_JAIN = 0.01        # "0.99": [0.98, 1]
 JAIN = "pair_jain"     # Jain's index of the run's two goodputs (computed, not a row column)
+FAIRER, LESS_FAIR = ("reno", "cubic"), ("bic", "bbr")   # section 4.3: "Reno dan CUBIC lebih adil ... dibandingkan
+                                                        # dengan BIC dan BBR"
 
 
 def _x(ctx, cc, cbr, flow, col):
@@ -67,4 +69,20 @@ def claims(ctx) -> list[dict]:
         ctx, "S21-bbr", "bbr", CBR_14_20, 1, JAIN, core.region("<", 0.9),
         "bbr vs UDP Jain's index < 0.9 at CBR 14-20 Mbit/s", "< 0.9 (S21)",
         "t-interval per CBR below 0.9; p = one-sided t; effect: Cohen's d vs 0.9", unit=""))
+    out.append(_fairer(ctx))
     return out
+
+
+def _fairer(ctx) -> dict:
+    """Section 4.3's conclusion after S20, "Reno dan CUBIC lebih adil dalam berbagi throughput dengan UDP dibandingkan
+    dengan BIC dan BBR": at every CBR level of 12-20 Mbit/s, each of reno's and cubic's Jain index against UDP above
+    each of bic's and bbr's (``core.dominance`` over the comparisons within a level, Holm over all of them)."""
+    samples = {f"{cc}@{cbr}": _x(ctx, cc, cbr, 1, JAIN) for cc in FAIRER + LESS_FAIR for cbr in CBR_12_20}
+    pairs = [(f"{h}@{cbr}", f"{low}@{cbr}") for cbr in CBR_12_20 for h in FAIRER for low in LESS_FAIR]
+    return core.dominance(
+        ctx, "C-RENO-CUBIC-FAIRER-UDP", "4.3", EXP, samples,
+        [f"{cc}@{cbr}" for cc in FAIRER for cbr in CBR_12_20], [f"{cc}@{cbr}" for cc in LESS_FAIR for cbr in CBR_12_20],
+        "Jain's index against UDP of reno and of cubic above that of bic and of bbr at every CBR of 12-20 Mbit/s",
+        "'Reno dan CUBIC lebih adil dalam berbagi throughput dengan UDP dibandingkan dengan BIC dan BBR' (section "
+        "4.3, the conclusion of S19-S21)",
+        core.not_run_reason(ctx, list(FAIRER + LESS_FAIR), "udp_fairness runs", dict(experiment=EXP)), pairs=pairs)

@@ -52,6 +52,10 @@ def generic(r: dict) -> dict:
         if n < core.MIN_REPS:
             return core.explain(r, "too-few-runs", f"Only {n} repetition(s) where a decision needs at least "
                                 f"{core.MIN_REPS}: {note}.", n=n)
+        if "not significant after Holm" in note:
+            return core.explain(r, "too-few-runs", f"Not every comparison is significant after Holm's correction over "
+                                f"them (ours is the smallest difference, {_ci(r)}, n = {n}): more repetitions would "
+                                f"narrow them ({note}).", n=n, ci=[r.get("ci_low"), r.get("ci_high")])
         if "levels run" in note and "holds at every level run but only" in note:
             return core.explain(r, "too-few-runs", f"It holds at every level recorded, but the dataset lacks some of "
                                 f"the paper's levels ({note}).", n=n)

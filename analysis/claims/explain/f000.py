@@ -361,6 +361,26 @@ def _udp(r, ctx):
     return core.explain(r, kind, text + more, per_cbr=per, **ev)
 
 
+def _udp_fairer(r, ctx):
+    """C-RENO-CUBIC-FAIRER-UDP: which cc shares more fairly with UDP CBR 12-20 Mbit/s."""
+    from analysis.metrics.fairness import pair_jain
+    per = {}
+    for cc in ("reno", "cubic", "bic", "bbr"):
+        sel = core.rows(ctx, flow=None, experiment="udp_fairness", cc=cc)
+        sel = sel[pd.to_numeric(sel["cbr_mbps"], errors="coerce").between(12, 20)]
+        j = pair_jain(sel)
+        if len(j):
+            per[cc] = float(j.mean())
+    show = ", ".join(f"{cc} {fmt(v, 3)}" for cc, v in per.items())
+    text = (f"Ours, Jain's index against UDP CBR 12-20 Mbit/s (mean over runs and levels): {show or 'no runs'}; the "
+            "paper: reno and cubic about 0.99 (S20), bic above 0.9 (S19), bbr below 0.9 from CBR 14 (S21). How a CBR "
+            "flow and a TCP flow share drop-tail buffers depends on the same mechanisms as S17-S20: the UDP datagram "
+            "size and the queue model. ")
+    kind, more, ev = _ablation(r, ctx, "S19", "Jain's index",
+                               undecided=", with 8192-byte datagrams and each queue model,")
+    return core.explain(r, kind, text + more, jain_by_cc=per, **ev)
+
+
 #: study 000's paper protocol (campaigns/paper.yaml, 100-s runs): the run-length ablation of shorter datasets
 PAPER_BUNDLE = reference.REFERENCE_DIR.parent / "paper"
 _IN_PAPER_SCORES = []   # re-entrancy guard: scoring the paper bundle never consults itself
@@ -430,6 +450,8 @@ def explain(todo: list[dict], ctx: core.Ctx, rows: list[dict]) -> None:
         done = None
         if r["claim_id"].startswith(TABLE4):
             done = _table4(r, ctx, rows)
+        elif r["claim_id"] == "C-RENO-CUBIC-FAIRER-UDP":
+            done = _udp_fairer(r, ctx)
         elif fam in RULES:
             done = RULES[fam](r, ctx)
         if done is None:
