@@ -45,7 +45,7 @@ def scored(request):
     for arm in arms:
         if arm[1] is None:
             r = evaluate(select_arm(df, arm), n_boot=999)
-            parts.append(r.assign(claim_id=r["claim_id"] + "/" + arm[0]))
+            parts.append(r.assign(claim_id=r["claim_id"] + "/" + arm[0], arm=arm[0]))
     return request.param, pd.concat(parts, ignore_index=True)
 
 
@@ -73,10 +73,14 @@ def test_open_explanations_are_listed_with_their_experiment(scored):
 
 
 def test_no_statement_counted_twice_in_the_headline(scored):
+    """Within one scorecard (an ablation bundle: one per arm, its ids without the arm suffix the fixture adds)."""
     name, res = scored
-    head = headline(res)
-    assert head["claim_id"].is_unique
-    assert not head["claim_id"].str.contains("/").any(), name
+    cards = ([g.assign(claim_id=g["claim_id"].str.removesuffix("/" + arm)) for arm, g in res.groupby("arm")]
+             if "arm" in res else [res])
+    for card in cards:
+        head = headline(card)
+        assert head["claim_id"].is_unique
+        assert not head["claim_id"].str.contains("/").any(), name
     assert set(res["tier"]) <= {"behaviour", "sanity"}
 
 
