@@ -263,11 +263,18 @@ def test_interrupted_campaign_finishes_on_rerun(tmp_path, fake_env, sig, jobs):
     env = {**fake_env, "FAKE_SLEEP": "2"}
     cmd = [sys.executable, "-m", "mpcc.cli", "campaign", "run", str(camp), "--out", str(out), "--jobs", str(jobs)]
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(3)
+
+    def finished():
+        runs = out / "runs"
+        return {d.name for d in runs.iterdir() if (d / "COMPLETE").exists() or (d / "SKIPPED").exists()} \
+            if runs.is_dir() else set()
+    deadline = time.monotonic() + 60   # interrupt once a run has finished (not after a fixed time: a cold start of
+    while not finished() and p.poll() is None and time.monotonic() < deadline:   # the interpreter varies)
+        time.sleep(0.05)
     p.send_signal(sig)
     _, err = p.communicate(timeout=60)
     assert p.returncode != 0 and b"Traceback" not in err
-    first = {d.name for d in (out / "runs").iterdir() if (d / "COMPLETE").exists() or (d / "SKIPPED").exists()}
+    first = finished()
     assert 0 < len(first) < 7
     r = _mpcc(cmd[3:], env)
     assert r.returncode == 0, r.stderr
