@@ -28,6 +28,7 @@ import pandas as pd
 from analysis import ablation, reference
 from analysis.claims import core
 from analysis.claims.core import fmt
+from analysis.metrics.fairness import pair_jain
 
 PAPER_RUN_S = 100.0
 FIDELITY = "the fidelity ablation of study 000 (docs/claims.md, 'Open explanations')"
@@ -363,7 +364,6 @@ def _udp(r, ctx):
 
 def _udp_fairer(r, ctx):
     """C-RENO-CUBIC-FAIRER-UDP: which cc shares more fairly with UDP CBR 12-20 Mbit/s."""
-    from analysis.metrics.fairness import pair_jain
     per = {}
     for cc in ("reno", "cubic", "bic", "bbr"):
         sel = core.rows(ctx, flow=None, experiment="udp_fairness", cc=cc)
