@@ -241,8 +241,10 @@ def rows_schema(fam) -> pa.Schema:
 
 
 def rows_table(rows: pd.DataFrame, fam) -> pa.Table:
-    """``rows`` (a family's typed rows) as an Arrow table of :func:`rows_schema`, without pandas metadata."""
-    rows = rows[fam.COLUMNS].reset_index(drop=True)
+    """``rows`` (a family's typed rows) as an Arrow table of :func:`rows_schema`, without pandas metadata; columns the
+    rows lack (stored under an older definition version) are null."""
+    from analysis.dataset import _with_columns
+    rows = _with_columns(rows, fam).reset_index(drop=True)
     rows.attrs = {}   # load_campaign's runs listing: not part of the rows
     try:
         return pa.Table.from_pandas(rows, schema=rows_schema(fam), preserve_index=False).replace_schema_metadata(None)
@@ -479,6 +481,24 @@ def read_table(bundle, table: str, columns=None, run_ids=None) -> pd.DataFrame:
     return _current(_concat(bundle, table, columns, run_ids), _runs(bundle, [], run_ids))
 
 
+def stored_rows(bundle) -> pd.DataFrame:
+    """The rows a columnar bundle stores, as they were written (each run's current record; the columns of the
+    definition version they were analysed under, typed and sorted as ``load_campaign`` does), without the
+    re-analysis or recomputation :func:`rows_and_runs` applies to rows of an older version."""
+    from analysis.dataset import campaign_family
+    from analysis.families.columns import typed_columns
+    fam = campaign_family(bundle)
+    rows = _current(_concat(bundle, "rows"), _runs(bundle, []))
+    cols = [c for c in fam.COLUMNS if c in rows.columns]
+    if cols == list(fam.COLUMNS):
+        df = fam.typed(rows[cols])
+    else:                        # an older definition's columns: typed the same way, column by column
+        ints = [c for c in getattr(fam, "INT_COLS", ()) if c in cols]
+        floats = [c for c in fam.FLOAT_COLS if c in cols]
+        df = typed_columns(rows[cols], floats, ints, [c for c in cols if c not in floats and c not in ints])
+    return df.sort_values(fam.SORT, kind="stable").reset_index(drop=True)
+
+
 def family_id(bundle) -> str:
     """The study family of a columnar bundle: its first run's (``analysis.families``), "000" without runs."""
     from analysis.families import family_of_params
@@ -507,13 +527,34 @@ def rows_and_runs(bundle, *, jobs: int = 1, derived_dir=None) -> tuple[list, pd.
     rows = _current(_concat(bundle, "rows"), runs)
     stale = [r.run_id for r in runs.itertuples() if r.status == "complete" and r.derived_version != fam.DERIVED_VERSION
              and (Path(bundle) / "captures" / r.run_id).is_dir()]
-    frames = [_with_columns(rows[~rows["run_id"].isin(stale)], fam)] if len(rows) else []
+    kept = _filled_without_captures(bundle, rows[~rows["run_id"].isin(stale)], runs, fam) if len(rows) else rows
+    frames = [_with_columns(kept, fam)] if len(rows) else []
     listing = _listing(runs, fam.RUNS_COLUMNS)
     if stale:
         fresh, reasons = _reanalyse(bundle, stale, jobs, derived_dir)
         frames += fresh
         listing = with_reasons(listing, reasons)
     return frames, listing
+
+
+def _filled_without_captures(bundle, rows: pd.DataFrame, runs: pd.DataFrame, fam) -> pd.DataFrame:
+    """``rows`` with, for each complete run of an older definition version than the family's (which
+    :func:`rows_and_runs` could not analyse again: no captures shipped), the columns the family can recompute from
+    the run's small files recomputed (``fill_without_captures``; ``analysis.dataset.cached_rows`` does the same for
+    run directories)."""
+    fill = getattr(fam, "fill_without_captures", None)
+    old = sorted(set(runs.loc[(runs["status"] == "complete") & (runs["derived_version"] != fam.DERIVED_VERSION),
+                              "run_id"]) & set(rows["run_id"]))
+    if fill is None or not old:
+        return rows
+    files = read_table(bundle, "files", ["path", "content"], old)
+    content = {(r, pth): c for r, pth, c in zip(files["run_id"], files["path"], files["content"])}
+    metas = dict(zip(*_runs(bundle, ["meta_json"], old)[["run_id", "meta_json"]].T.to_numpy()))
+    parts = [rows[~rows["run_id"].isin(old)]]
+    for rid in old:
+        meta = json.loads(metas.get(rid) or "{}")
+        parts.append(fill(rows[rows["run_id"] == rid], lambda rel, rid=rid: content.get((rid, rel)), meta))
+    return pd.concat(parts, ignore_index=True)
 
 
 def _reanalyse(bundle, run_ids: list, jobs: int, derived_dir) -> tuple[list, dict]:

@@ -264,6 +264,31 @@ def _with_columns(df: pd.DataFrame, fam) -> pd.DataFrame:
     return df[fam.COLUMNS]
 
 
+def _filled_without_captures(run_dir: Path, ddir: Path, df: pd.DataFrame, fam, typed: bool) -> pd.DataFrame:
+    """Cached rows of a run without its captures: when they are of an older definition version than the family's
+    and the family can recompute some columns from the run's small files (``fill_without_captures``, e.g. the
+    dual-path family's ping columns), those columns recomputed; else ``df`` as it is."""
+    from analysis.ingest.compressed import open_decompressed
+    fill = getattr(fam, "fill_without_captures", None)
+    try:
+        version = json.loads((ddir / "fingerprint.json").read_text()).get("version")
+    except (OSError, ValueError, AttributeError):
+        version = None
+    if fill is None or version == fam.DERIVED_VERSION:
+        return df
+
+    def read_file(rel: str) -> bytes | None:
+        for p in (run_dir / rel, run_dir / f"{rel}.xz"):
+            if p.is_file():
+                with open_decompressed(p) as f:
+                    return f.read()
+        return None
+
+    meta = runmeta._read_json(run_dir / "meta.json") or {}
+    out = _with_columns(fill(df, read_file, meta), fam)
+    return fam.typed(out) if typed else out
+
+
 def cached_rows(run_dir, derived_root=None, typed: bool = True) -> pd.DataFrame | None:
     """The cached rows of ``run_dir`` when the cache is valid (or raw captures are absent), else None."""
     run_dir = Path(run_dir)
@@ -273,7 +298,7 @@ def cached_rows(run_dir, derived_root=None, typed: bool = True) -> pd.DataFrame 
         return None
     fam = _family(run_dir)
     if not fam.has_raw(run_dir):
-        return _read_cached(ddir, typed, fam)
+        return _filled_without_captures(run_dir, ddir, _read_cached(ddir, typed, fam), fam, typed)
     try:
         stored = json.loads((ddir / "fingerprint.json").read_text())
     except (OSError, ValueError):

@@ -27,7 +27,7 @@ def test_every_bundle_is_listed():
 @pytest.mark.parametrize("bundle", BUNDLES, ids=[b.name for b in BUNDLES])
 def test_bundle_is_columnar_and_identical_to_before_its_conversion(bundle):
     from analysis.bundle_digest import rows_digest, runs_digest
-    from analysis.bundle_store import is_columnar, verify
+    from analysis.bundle_store import is_columnar, stored_rows, verify
     from analysis.dataset import load_campaign
 
     m = json.loads((bundle / "bundle.json").read_text())
@@ -39,7 +39,9 @@ def test_bundle_is_columnar_and_identical_to_before_its_conversion(bundle):
         return
     rec = m["converted"]
     df = load_campaign(bundle, jobs=1, progress=False)
-    assert rows_digest(df) == rec["rows_sha256"], "rows differ from the bundle converted"
+    # the rows as stored: a later definition version of the family's rows (DERIVED_VERSION) changes what
+    # load_campaign gives (captured runs analysed again, some columns recomputed), not what was converted
+    assert rows_digest(stored_rows(bundle)) == rec["rows_sha256"], "rows differ from the bundle converted"
     assert runs_digest(df) == rec["runs_sha256"], "runs listing differs from the bundle converted"
 
 

@@ -152,3 +152,82 @@ def test_window_delay_stats_and_min_interval(tmp_path):
     iv.append({"sum": {"seconds": 0.1, "bits_per_second": 1e5}})   # iperf3's partial last interval
     (tmp_path / "iperf3" / "flow1-server.json").write_text(json.dumps({"intervals": iv}))
     assert dp._min_interval_mbps(tmp_path) == pytest.approx(2.0)
+
+
+def test_ping_jitter_follows_sequence_order_and_skips_duplicates():
+    """Study 003's jitter over ping's RTTs (section III.D): replies in icmp_seq order, a lost request left out, a
+    duplicate reply counted once."""
+    text = "\n".join([
+        f"PING {SRV} ({SRV}) from {CLI1} : 56(84) bytes of data.",
+        f"[{T0 + 1.030:.6f}] 64 bytes from {SRV}: icmp_seq=1 ttl=63 time=30.0 ms",
+        f"[{T0 + 2.050:.6f}] 64 bytes from {SRV}: icmp_seq=2 ttl=63 time=50.0 ms",
+        f"[{T0 + 2.060:.6f}] 64 bytes from {SRV}: icmp_seq=2 ttl=63 time=60.0 ms (DUP!)",
+        # seq 3 lost; seq 5's reply overtakes seq 4's
+        f"[{T0 + 5.020:.6f}] 64 bytes from {SRV}: icmp_seq=5 ttl=63 time=20.0 ms",
+        f"[{T0 + 5.100:.6f}] 64 bytes from {SRV}: icmp_seq=4 ttl=63 time=1100.0 ms",
+        "", f"--- {SRV} ping statistics ---",
+        "6 packets transmitted, 4 received, +1 duplicates, 33.3333% packet loss, time 5000ms", ""]).encode()
+    log = dp.parse_ping(text)
+    assert list(log.seq) == [1, 2, 4, 5] and list(log.rtt_ms) == [30.0, 50.0, 1100.0, 20.0]
+    s = dp.ping_stats(log)
+    assert s["ping_jitter_ms"] == pytest.approx((20 + 1050 + 1080) / 3)
+    assert s["ping_loss_pct"] == pytest.approx(100 * 2 / 6)
+    assert s["ping_rtt_mean_ms"] == pytest.approx(300.0)
+    # send times: answered ones at arrival - RTT (1, 2, 4, 5 s), seq 3 between its neighbours, seq 6 one step on
+    seqs, t = dp.ping_send_times(log)
+    assert list(seqs) == [1, 2, 3, 4, 5, 6]
+    assert t - T0 == pytest.approx([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    w = dp.ping_window_stats(log, T0 + 2.5, T0 + 6.5)          # sent in it: 3 (lost), 4, 5, 6 (lost)
+    assert w["flood_ping_loss_pct"] == pytest.approx(50.0)
+    assert w["flood_ping_rtt_mean_ms"] == pytest.approx(560.0)  # replies arriving in it: seq 4 and 5
+    assert w["flood_ping_jitter_ms"] == pytest.approx(1080.0)
+    assert np.isnan(dp.ping_stats(dp.parse_ping(b""))["ping_jitter_ms"])
+
+
+def test_rows_without_captures_get_the_ping_columns_of_a_newer_definition(tmp_path):
+    """A run whose captures are gone (as in a bundle) and whose cached rows predate the ping columns: the columns
+    that need only the ping output are recomputed; the capture columns stay as cached."""
+    from analysis.dataset import load_campaign
+
+    d = _write_run(tmp_path)
+    (d / "ping" / "path1.txt").write_text(_ping_text([25.0, 35.0, 20.0], tx=4))
+    first = load_campaign(tmp_path, progress=False, jobs=1)
+    fp = json.loads((d / "derived" / "fingerprint.json").read_text())
+    fp["version"] = dp.DERIVED_VERSION - 1                     # rows cached by an older definition ...
+    (d / "derived" / "fingerprint.json").write_text(json.dumps(fp))
+    old = pd.read_parquet(d / "derived" / "flows.parquet").drop(columns=["ping_jitter_ms", "ping_interval_s"])
+    old.to_parquet(d / "derived" / "flows.parquet")
+    for p in d.glob("*.pcap"):                                 # ... and no captures to analyse again
+        p.unlink()
+    df = load_campaign(tmp_path, progress=False, jobs=1)
+    p1 = df[df["path"] == 1].iloc[0]
+    assert p1["ping_jitter_ms"] == pytest.approx((10 + 15) / 2)
+    assert p1["ping_loss_pct"] == pytest.approx(25.0)
+    assert p1["owd_mean_ms"] == pytest.approx(first[first["path"] == 1]["owd_mean_ms"].iloc[0])
+    assert np.isnan(p1["ping_interval_s"])                     # not a parameter of this hand-built run
+
+
+def test_columnar_rows_without_captures_get_the_ping_columns(tmp_path, monkeypatch):
+    """The same for a columnar bundle: its stored rows of an older definition, no captures shipped, the ping output
+    in its files table."""
+    from analysis import bundle_store
+    from analysis.dataset import load_campaign
+
+    src = tmp_path / "src"
+    d = _write_run(src)
+    (d / "ping" / "path1.txt").write_text(_ping_text([25.0, 35.0, 20.0], tx=4))
+    for p in d.glob("*.pcap"):
+        p.unlink()
+    (d / "derived").mkdir()
+    stored = dp.analyze_run(_write_run(tmp_path / "with-captures")).assign(ping_jitter_ms=np.nan)
+    stored.to_parquet(d / "derived" / "flows.parquet")
+    (d / "derived" / "fingerprint.json").write_text(json.dumps({"version": dp.DERIVED_VERSION, "files": {}}))
+    (src / "bundle.json").write_text(json.dumps({"campaign": "t"}))
+    bundle_store.write_columnar(src, tmp_path / "col")
+    assert not (tmp_path / "col" / "captures").exists()
+    assert load_campaign(tmp_path / "col", progress=False, jobs=1)["ping_jitter_ms"].isna().all()
+    monkeypatch.setattr(dp, "DERIVED_VERSION", dp.DERIVED_VERSION + 1)   # a newer definition of the rows
+    df = load_campaign(tmp_path / "col", progress=False, jobs=1)
+    p1 = df[df["path"] == 1].iloc[0]
+    assert p1["ping_jitter_ms"] == pytest.approx(12.5) and p1["ping_loss_pct"] == pytest.approx(25.0)
+    assert p1["owd_mean_ms"] == pytest.approx(stored["owd_mean_ms"].iloc[0])

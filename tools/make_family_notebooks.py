@@ -181,17 +181,20 @@ Paper 003 (`data/reference/003/README.md`): client and server dual-homed over pa
 scenarios (TCP on path 1, MPTCP, each with both queues; Table 2) and a resilience test with an 80 Mbit/s UDP flood
 over path 1 during minutes 5–10 of a 15-min run. Ours: real Linux TCP/MPTCP in network namespaces
 (`campaigns/paper003.yaml`; the queue is htb + pfifo on a forwarding namespace where Open vSwitch is absent, see
-`queue_mechanism` above). Throughput: iperf3 receiver goodput; latency: ping RTT over path 1; jitter: the paper's
-Σ|D_i − D_{i+1}|/(n − 1) over path 1's one-way data delays (client capture to server capture); packet loss: path 1's
-data segments lost in the path; TIPHON classes with `analysis.metrics.tiphon`'s table."""),
+`queue_mechanism` above). The paper's tools are iperf3 and ping (section III.D): throughput is iperf3's receiver
+goodput; latency, packet loss and jitter are ping's over path 1 (mean RTT; lost echoes; the paper's
+Σ|D_i − D_{i+1}|/(n − 1) over the RTTs in sequence order), at the campaign's ping interval (`ping_interval_s`).
+A second reading from the captures, the same equation over path 1's one-way data delays and the data segments lost
+in the path, is shown apart. TIPHON classes with `analysis.metrics.tiphon`'s table."""),
     ("code", params("../data/study003"), "parameters"),
     ("code", SETUP, "hide-input"),
     ("md", "## Table 2: the four scenarios, paper beside ours (mean and 95 % CI)"),
     ("code", '''from analysis.metrics import tiphon
 
 scen = df[(df["experiment"] == "scenario") & (df["path"] == 1)]
-metrics = {"throughput_mbps": "throughput_mbps", "latency_ms": "ping_rtt_mean_ms", "jitter_ms": "jitter_ms",
-           "packet_loss_pct": "loss_pct"}
+metrics = {"throughput_mbps": "throughput_mbps", "latency_ms": "ping_rtt_mean_ms", "jitter_ms": "ping_jitter_ms",
+           "packet_loss_pct": "ping_loss_pct"}
+print("ping interval(s), s:", ", ".join(f"{v:g}" for v in sorted(scen["ping_interval_s"].dropna().unique())) or "not recorded")
 paper2 = pd.read_csv(reference.REFERENCE_DIR / "003" / "table2.csv")
 rows = []
 for metric, col in metrics.items():
@@ -221,7 +224,12 @@ save_figure(fig, output_dir, "10_table2")
 plt.show()'''),
     ("md", """Where ours and the paper's differ, and why: the scorecard's explanations at the end of this notebook (one
 source of truth with `mpcc scorecard`; docs/claims.md lists the open ones with the experiment that would decide
-them). The paper does not say where its ping and jitter were measured; ours are path 1's."""),
+them). The paper does not say over which path it pinged; ours is path 1 (TCP's path and MPTCP's initial subflow)."""),
+    ("md", "### Second reading: jitter and loss of path 1's data segments in the captures (not the paper's tool)"),
+    ("code", '''second = pd.concat([mean_ci(scen, ["mode", "queue_pkts"], c, alpha=alpha, n_boot=n_boot).assign(metric=c)
+                    for c in ("jitter_ms", "loss_pct")])
+save_table(second, output_dir, "10_capture_jitter_loss")
+display(readable(second))'''),
     ("md", "## Resilience: an 80 Mbit/s UDP flood over path 1"),
     ("code", '''res = df[df["experiment"] == "resilience"]
 if res.empty:
@@ -231,7 +239,8 @@ else:
     per_run = res[res["path"] == 1][["run_id", "udp_flood_start_s", "udp_flood_end_s", *cols]]
     display(readable(per_run))
     fl = pd.concat([mean_ci(res, ["path_label"], c, alpha=alpha, n_boot=n_boot).assign(metric=c)
-                    for c in ("flood_owd_mean_ms", "flood_jitter_ms", "flood_path_loss_pct", "flood_ping_rtt_mean_ms")])
+                    for c in ("flood_ping_rtt_mean_ms", "flood_ping_jitter_ms", "flood_ping_loss_pct",
+                              "flood_owd_mean_ms", "flood_jitter_ms", "flood_path_loss_pct")])
     save_table(fl, output_dir, "10_flood_per_path")
     display(readable(fl))
     fig, ax = plt.subplots(figsize=(6, 4))

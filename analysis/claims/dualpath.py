@@ -7,10 +7,15 @@ What each paper quantity is measured as here (units: Mbit/s, ms, %):
   its smallest 1-s interval (``min_interval_mbps``).
 * delay_ms (001): mean one-way delay of the connection's data segments on both paths (``conn_owd_mean_ms``); the
   paper's ns-3 "delay" is a per-packet delay, its exact definition is not printed.
-* latency_ms (003): ping RTT over path 1 during the flow (``ping_rtt_mean_ms``; the paper pings, its target path
-  is not printed; path 1 carries TCP's flow and MPTCP's initial subflow). jitter_ms: study 003's
-  Σ|D_i − D_{i+1}|/(n − 1) over path 1's one-way data delays (``jitter_ms``); packet_loss_pct: path 1's data
-  segments lost in the path (``loss_pct``). The "during flood" variants use the flood window's values.
+* study 003 measures "Throughput, Latency dan Packet Loss menggunakan alat ukur Iperf3 dan Ping" and computes
+  jitter by its equation from the delays D_i (section III.D). iperf3's TCP test prints no latency and no loss, so
+  latency and loss are ping's, and the delays D_i the jitter is computed from are ping's round-trip times:
+  latency_ms = mean ping RTT over path 1 during the flow (``ping_rtt_mean_ms``; the ping's target path is not printed:
+  path 1 carries TCP's flow and MPTCP's initial subflow, the server's address routes over it); jitter_ms =
+  Σ|D_i − D_{i+1}|/(n − 1) over those RTTs in icmp_seq order (``ping_jitter_ms``); packet_loss_pct = ping's loss
+  (``ping_loss_pct``). The "during flood" variants use the pings of the flood window (``flood_ping_*``). The
+  capture's one-way data-segment delays and losses on path 1 (``jitter_ms``, ``loss_pct``, ``flood_jitter_ms``,
+  ``flood_path_loss_pct``) are a second reading, given in the explanations, never the verdict.
 * *_gap_mptcp_minus_max_single / *_minus_min_single: MPTCP minus the better single-path mode (by mean) at each
   buffer level, Welch interval; *_large_minus_small_buffer: largest minus smallest buffer, per mode;
   *_minus_max/min_of_other_table2_scenarios: the scenario minus the best other Table 2 scenario.
@@ -39,11 +44,11 @@ QUANTITY = {
     "min_interval_throughput_mbps": ("min_interval_mbps", None),
     "delay_ms": ("conn_owd_mean_ms", None),
     "latency_ms": ("ping_rtt_mean_ms", 1),
-    "jitter_ms": ("jitter_ms", 1),
-    "packet_loss_pct": ("loss_pct", 1),
+    "jitter_ms": ("ping_jitter_ms", 1),
+    "packet_loss_pct": ("ping_loss_pct", 1),
     "latency_ms_during_flood": ("flood_ping_rtt_mean_ms", 1),
-    "jitter_ms_during_flood": ("flood_jitter_ms", 1),
-    "packet_loss_pct_during_flood": ("flood_path_loss_pct", 1),
+    "jitter_ms_during_flood": ("flood_ping_jitter_ms", 1),
+    "packet_loss_pct_during_flood": ("flood_ping_loss_pct", 1),
 }
 # quantity -> unit of ours (the column's unit; a difference of two values of a quantity keeps it): the scorecard's unit
 UNIT = {"throughput_mbps": "Mbit/s", "min_interval_throughput_mbps": "Mbit/s", "delay_ms": "ms", "latency_ms": "ms",

@@ -34,15 +34,18 @@ One row per (run, path) — columns :data:`COLUMNS`; connection-level values rep
 * reorder_ratio, reorder_extent_max: RFC 4737 Type-P-Reordered-Ratio-Stream (fraction) and the largest extent
   (packets) of the subflow's segments at the server, over segments the client sent exactly once
   (``analysis.metrics.reordering.tcp_reordering``, "sender-filtered").
-* ping_rtt_mean_ms, ping_rtt_median_ms, ping_rtt_p95_ms, ping_loss_pct: ICMP echo over the path during the flow
-  (``ping -D`` replies; loss = 1 − received / transmitted from ping's summary), ms and %.
+* ping_rtt_mean_ms, ping_rtt_median_ms, ping_rtt_p95_ms, ping_loss_pct, ping_jitter_ms: ICMP echo over the path
+  during the flow (``ping -D`` replies; loss = 1 − received / transmitted from ping's summary; jitter = study 003's
+  Σ|D_i − D_{i+1}| / (n − 1) over the replies' RTTs in icmp_seq order, :func:`ping_jitter_ms`), ms and %;
+  ping_interval_s: the interval between echo requests (``ping -i``, the run's parameter), s.
 * flood_goodput_mbps, pre_flood_goodput_mbps: the connection's goodput at the server (both paths) while the UDP
   flood ran (its first to last datagram at the client, meta.json flood.observed; the scheduled window when none was
   seen) and before it (first data segment to the flood's start), Mbit/s; flood_loss_pct: flood datagrams the client
   sent on path 1 that never reached the server capture, % (meta.json flood.observed client_pkts/server_pkts).
   NaN without a flood. During the flood, per path: flood_owd_mean_ms, flood_jitter_ms (study 003's jitter) and
-  flood_path_loss_pct of the data segments sent in the flood window (:func:`window_delay_stats`), and
-  flood_ping_rtt_mean_ms (ping replies received in it), ms and %.
+  flood_path_loss_pct of the data segments sent in the flood window (:func:`window_delay_stats`), and of ping
+  (:func:`ping_window_stats`): flood_ping_rtt_mean_ms and flood_ping_jitter_ms over the replies received in it,
+  flood_ping_loss_pct of the requests sent in it, ms and %.
 * conn_owd_mean_ms: mean one-way delay over every received data segment of the connection on both paths, ms (the
   connection's packet delay, as a simulator's flow monitor reports it).
 * min_interval_mbps: the smallest per-interval goodput iperf3's receiver reports (1-s intervals), Mbit/s.
@@ -51,6 +54,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -59,7 +63,7 @@ from analysis import runmeta
 from analysis.errors import AnalysisError
 from analysis.families.columns import number as _num, typed_columns
 
-DERIVED_VERSION = 3   # of these rows' definition (the derived cache is rebuilt when it changes)
+DERIVED_VERSION = 4   # of these rows' definition (the derived cache is rebuilt when it changes)
 DATA_PORT = 5201
 PATHS = (1, 2)
 CAPTURES = tuple(f"{side}-path{k}.pcap" for k in PATHS for side in ("client", "server"))
@@ -68,13 +72,14 @@ NAN = float("nan")
 COLUMNS = [
     "run_id", "campaign", "family", "experiment", "mode", "transport", "tcp_path", "cc", "mptcp_scheduler",
     "buffer_bytes", "queue_pkts", "duration_s", "udp_flood_mbps", "udp_flood_start_s", "udp_flood_end_s", "rep",
-    "backend", "kernel", "queue_mechanism", "delay_mechanism", "self_check_ok", "host_cpu_pressure_pct",
-    "path", "path_label", "path_rate_mbit", "path_delay_ms", "path_buffer_bytes", "path_buffer_pkts",
-    "throughput_mbps", "conn_goodput_mbps", "path_goodput_mbps", "path_share", "subflow_kind", "data_pkts",
-    "data_bytes", "retransmissions", "owd_mean_ms", "owd_median_ms", "owd_p95_ms", "jitter_ms", "loss_pct",
-    "reorder_ratio", "reorder_extent_max", "ping_rtt_mean_ms", "ping_rtt_median_ms", "ping_rtt_p95_ms",
-    "ping_loss_pct", "flood_goodput_mbps", "pre_flood_goodput_mbps", "flood_loss_pct", "conn_owd_mean_ms",
-    "min_interval_mbps", "flood_owd_mean_ms", "flood_jitter_ms", "flood_path_loss_pct", "flood_ping_rtt_mean_ms",
+    "backend", "kernel", "queue_mechanism", "delay_mechanism", "self_check_ok", "host_cpu_pressure_pct", "path",
+    "path_label", "path_rate_mbit", "path_delay_ms", "path_buffer_bytes", "path_buffer_pkts", "throughput_mbps",
+    "conn_goodput_mbps", "path_goodput_mbps", "path_share", "subflow_kind", "data_pkts", "data_bytes",
+    "retransmissions", "owd_mean_ms", "owd_median_ms", "owd_p95_ms", "jitter_ms", "loss_pct", "reorder_ratio",
+    "reorder_extent_max", "ping_rtt_mean_ms", "ping_rtt_median_ms", "ping_rtt_p95_ms", "ping_loss_pct",
+    "ping_jitter_ms", "ping_interval_s", "flood_goodput_mbps", "pre_flood_goodput_mbps", "flood_loss_pct",
+    "conn_owd_mean_ms", "min_interval_mbps", "flood_owd_mean_ms", "flood_jitter_ms", "flood_path_loss_pct",
+    "flood_ping_rtt_mean_ms", "flood_ping_jitter_ms", "flood_ping_loss_pct",
 ]
 TEXT_COLS = ["run_id", "campaign", "family", "experiment", "mode", "transport", "cc", "mptcp_scheduler", "backend",
              "kernel", "queue_mechanism", "delay_mechanism", "path_label", "subflow_kind"]
@@ -115,38 +120,137 @@ def has_raw(run_dir: Path) -> bool:
 
 _REPLY = re.compile(rb"^\[(?P<ts>[0-9.]+)\].*icmp_seq=(?P<seq>\d+).*time=(?P<rtt>[0-9.]+) ms")
 _SUMMARY = re.compile(rb"(?P<tx>\d+) packets transmitted, (?P<rx>\d+) received")
+PING_COLUMNS = ["ping_rtt_mean_ms", "ping_rtt_median_ms", "ping_rtt_p95_ms", "ping_loss_pct", "ping_jitter_ms"]
+FLOOD_PING_COLUMNS = ["flood_ping_rtt_mean_ms", "flood_ping_jitter_ms", "flood_ping_loss_pct"]
 
 
-def ping_replies(path) -> tuple[np.ndarray, np.ndarray, int | None, int | None]:
-    """(reply epoch times s, RTTs ms, transmitted, received) of a ``ping -D`` output file (plain or xz'd);
-    transmitted/received from ping's summary line (None without one)."""
-    from analysis.ingest.compressed import open_decompressed
+class PingLog(NamedTuple):
+    """The echo replies of one ``ping -D`` output, in icmp_seq order (a duplicate reply counts once, the first):
+    seq (icmp_seq), ts_s (epoch s at which the reply arrived), rtt_ms; transmitted / received from ping's summary
+    line (None without one)."""
+    seq: np.ndarray
+    ts_s: np.ndarray
+    rtt_ms: np.ndarray
+    transmitted: int | None
+    received: int | None
 
-    ts, rtts, tx, rx = [], [], None, None
-    with open_decompressed(path) as f:
-        for line in f.read().splitlines():
-            m = _REPLY.match(line)
-            if m:
+
+def parse_ping(text: bytes) -> PingLog:
+    """:class:`PingLog` of the text of a ``ping -D`` run (iputils)."""
+    seen, ts, rtts, seqs, tx, rx = set(), [], [], [], None, None
+    for line in text.splitlines():
+        m = _REPLY.match(line)
+        if m:
+            q = int(m["seq"])
+            if q not in seen:              # "(DUP!)" replies repeat a sequence number
+                seen.add(q)
+                seqs.append(q)
                 ts.append(float(m["ts"]))
                 rtts.append(float(m["rtt"]))
-                continue
-            s = _SUMMARY.search(line)
-            if s:
-                tx, rx = int(s["tx"]), int(s["rx"])
-    return np.asarray(ts, dtype=float), np.asarray(rtts, dtype=float), tx, rx
+            continue
+        s = _SUMMARY.search(line)
+        if s:
+            tx, rx = int(s["tx"]), int(s["rx"])
+    order = np.argsort(np.asarray(seqs, dtype=np.int64), kind="stable")
+    return PingLog(np.asarray(seqs, dtype=np.int64)[order], np.asarray(ts, dtype=float)[order],
+                   np.asarray(rtts, dtype=float)[order], tx, rx)
 
 
-def ping_stats(path) -> dict:
-    """RTT (ms) and loss (%) of a ``ping -D`` output file: mean, median and 95th percentile of the replies' times,
-    loss = 100 (1 − received / transmitted) from ping's summary line (NaN without one)."""
-    return _ping_summary(*ping_replies(path)[1:])
+def ping_replies(path) -> PingLog:
+    """:class:`PingLog` of a ``ping -D`` output file (plain or xz'd)."""
+    from analysis.ingest.compressed import open_decompressed
+
+    with open_decompressed(path) as f:
+        return parse_ping(f.read())
 
 
-def _ping_summary(r: np.ndarray, tx: int | None, rx: int | None) -> dict:
+def ping_jitter_ms(rtt_ms) -> float:
+    """Study 003's jitter (section III.D: Σ|D_i − D_{i+1}| / (n − 1)) over ping's round-trip times D_i in icmp_seq
+    order, lost requests left out (consecutive replies), ms; NaN with fewer than two replies."""
+    from analysis.metrics.jitter import mean_abs_delay_variation
+
+    r = np.asarray(rtt_ms, dtype=float)
+    return mean_abs_delay_variation(r) if r.size >= 2 else NAN
+
+
+def ping_stats(log) -> dict:
+    """RTT (ms), loss (%) and study 003's jitter (ms) of a ping run (:class:`PingLog`, or a ``ping -D`` file): mean,
+    median and 95th percentile of the replies' times; loss = 100 (1 − received / transmitted) from ping's summary
+    line (NaN without one); jitter :func:`ping_jitter_ms`."""
+    log = log if isinstance(log, PingLog) else ping_replies(log)
+    r, tx, rx = log.rtt_ms, log.transmitted, log.received
     return {"ping_rtt_mean_ms": float(r.mean()) if r.size else NAN,
             "ping_rtt_median_ms": float(np.median(r)) if r.size else NAN,
             "ping_rtt_p95_ms": float(np.percentile(r, 95)) if r.size else NAN,
-            "ping_loss_pct": (100.0 * (1 - rx / tx)) if tx else NAN}
+            "ping_loss_pct": (100.0 * (1 - rx / tx)) if tx else NAN,
+            "ping_jitter_ms": ping_jitter_ms(r)}
+
+
+def ping_send_times(log: PingLog) -> tuple[np.ndarray, np.ndarray]:
+    """(icmp_seq 1..transmitted, estimated send time of each request, epoch s). A reply's request left at its arrival
+    minus its RTT; an unanswered request's time is interpolated between the answered ones around it by sequence
+    number, and beyond them extrapolated at the median spacing (ping sends on a fixed interval, ``-i``). Without a
+    summary line the requests are 1..the highest answered; without two replies, nothing can be placed (empty)."""
+    if log.seq.size < 2:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    sent = log.ts_s - log.rtt_ms / 1e3
+    last = max(int(log.transmitted or 0), int(log.seq[-1]))
+    seqs = np.arange(1, last + 1, dtype=np.int64)
+    step = float(np.median(np.diff(sent) / np.diff(log.seq)))
+    t = np.interp(seqs, log.seq, sent)
+    lo, hi = seqs < log.seq[0], seqs > log.seq[-1]
+    t[lo] = sent[0] - (log.seq[0] - seqs[lo]) * step
+    t[hi] = sent[-1] + (seqs[hi] - log.seq[-1]) * step
+    return seqs, t
+
+
+def ping_window_stats(log: PingLog, t0: float, t1: float) -> dict:
+    """Ping during [t0, t1] (epoch s, e.g. the UDP flood): flood_ping_rtt_mean_ms and flood_ping_jitter_ms over the
+    replies that arrived in it (ms; jitter :func:`ping_jitter_ms`), flood_ping_loss_pct = unanswered requests among
+    those sent in it (send times :func:`ping_send_times`), %."""
+    sel = (log.ts_s >= t0) & (log.ts_s <= t1)
+    r = log.rtt_ms[sel]
+    seqs, ts = ping_send_times(log)
+    sent = seqs[(ts >= t0) & (ts <= t1)]
+    lost = np.setdiff1d(sent, log.seq).size
+    return {"flood_ping_rtt_mean_ms": float(r.mean()) if r.size else NAN,
+            "flood_ping_jitter_ms": ping_jitter_ms(r),
+            "flood_ping_loss_pct": 100.0 * lost / sent.size if sent.size else NAN}
+
+
+def flood_window_from_meta(meta: dict) -> tuple[float, float] | None:
+    """The UDP flood's observed window (epoch s: its first to last datagram at the client, meta.json flood.observed),
+    None when meta.json does not record one."""
+    fl = meta.get("flood") if isinstance(meta, dict) else None
+    obs = (fl.get("observed") or {}) if isinstance(fl, dict) else {}
+    a, b = _num(obs.get("first_pkt_epoch")), _num(obs.get("last_pkt_epoch"))
+    return (a, b) if np.isfinite(a) and np.isfinite(b) and b > a else None
+
+
+def fill_without_captures(rows: pd.DataFrame, read_file, meta: dict) -> pd.DataFrame:
+    """``rows`` of one run whose captures are gone (a bundle ships few), recorded under an older ``DERIVED_VERSION``,
+    with the columns that need only the run's ping output recomputed (:data:`PING_COLUMNS`, and
+    :data:`FLOOD_PING_COLUMNS` over the flood's observed window; NaN when meta.json has none). ``read_file(rel)``:
+    the content (bytes, plain) of the run's file ``rel`` or None."""
+    rows = rows.copy()
+    for c in PING_COLUMNS + FLOOD_PING_COLUMNS:
+        if c not in rows:
+            rows[c] = NAN
+    rows["ping_interval_s"] = _num(((meta.get("params") if isinstance(meta, dict) else None) or {})
+                                   .get("ping_interval_s"))
+    window = flood_window_from_meta(meta)
+    flood = np.isfinite(pd.to_numeric(rows["udp_flood_mbps"], errors="coerce")).any()
+    for i, k in zip(rows.index, rows["path"]):
+        text = read_file(f"ping/path{int(k)}.txt")
+        if text is None:
+            continue
+        log = parse_ping(text)
+        vals = ping_stats(log)
+        if flood and window is not None:
+            vals.update(ping_window_stats(log, *window))
+        for c, v in vals.items():
+            rows.at[i, c] = v
+    return rows
 
 
 # ------------------------------------------------------------------------------------------------ captures
@@ -308,6 +412,7 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
         "queue_mechanism": meta.get("queue_mechanism"), "delay_mechanism": meta.get("delay_mechanism"),
         "self_check_ok": bool(sc["ok"]) if sc is not None and sc.get("ok") is not None else None,
         "host_cpu_pressure_pct": _num(hl.get("cpu_pressure_some_pct")),
+        "ping_interval_s": _num(p.get("ping_interval_s")),
     }
     ip = runmeta.iperf3_summary(run_dir, 1, "tcp")
     base["throughput_mbps"] = ip["goodput_mbps"]
@@ -366,15 +471,13 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
                 m.update({"flood_owd_mean_ms": w["owd_mean_ms"], "flood_jitter_ms": w["jitter_ms"],
                           "flood_path_loss_pct": w["loss_pct"]})
             if k in pings:
-                pts, prtt, _, _ = pings[k]
-                sel = prtt[(pts >= flood_window[0]) & (pts <= flood_window[1])]
-                m["flood_ping_rtt_mean_ms"] = float(sel.mean()) if sel.size else NAN
+                m.update(ping_window_stats(pings[k], *flood_window))
         row = dict.fromkeys(COLUMNS, NAN)
         row.update(base)
         row.update(flood)
         row.update({key: v for key, v in m.items() if not key.startswith("_")})
         if k in pings:
-            row.update(_ping_summary(*pings[k][1:]))
+            row.update(ping_stats(pings[k]))
         kind = None
         if m["_data"] is not None:
             kind = "tcp" if p.get("transport") != "mptcp" else kinds.get(m["_key"], "unknown")

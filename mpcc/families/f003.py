@@ -20,7 +20,9 @@ BACKENDS = dualpath.BACKENDS
 EXPERIMENTS = ("scenario", "resilience")
 MODES = {"tcp_path1": ("tcp", 1), "tcp_path2": ("tcp", 2), "mptcp": ("mptcp", None)}
 DEFAULTS = {**dualpath.path_defaults(FAMILY, "queue_pkts", "pkts"),
-            "duration_s": 900, "ping_interval_s": 0.2, "cc": "cubic", "mptcp_scheduler": "default"}
+            "duration_s": 900, "ping_interval_s": 1.0, "cc": "cubic", "mptcp_scheduler": "default"}
+# ping_interval_s: the paper measures latency, loss and (by its equation over the delays) jitter with "Ping"
+# (section III.D) and names no interval: ping's own default, one echo a second
 SPEC = dualpath.FamilySpec(family=FAMILY, experiments=EXPERIMENTS, modes=MODES, buffer_key="queue_pkts",
                            buffer_unit="pkts", defaults=DEFAULTS, flood_experiments=("resilience",))
 Run = dualpath.DualpathRun
