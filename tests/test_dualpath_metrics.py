@@ -20,10 +20,13 @@ MSS = 1000
 REAL = Path(__file__).parent / "data" / "real" / "mptcp"
 
 
-def _ping_text(rtts, tx, t=T0):
+def _ping_text(rtts, tx, t=T0, lost=()):
+    """ping -D output: one request every 0.2 s from t, seq 1..tx; the requests ``lost`` get no reply, the others
+    get the RTTs ``rtts`` in turn."""
     lines = [f"PING {SRV} ({SRV}) from {CLI1} : 56(84) bytes of data."]
-    for i, r in enumerate(rtts, 1):
-        lines.append(f"[{t + 0.2 * i:.6f}] 64 bytes from {SRV}: icmp_seq={i} ttl=63 time={r} ms")
+    answered = [i for i in range(1, tx + 1) if i not in lost][:len(rtts)]
+    for i, r in zip(answered, rtts):
+        lines.append(f"[{t + 0.2 * i + r / 1e3:.6f}] 64 bytes from {SRV}: icmp_seq={i} ttl=63 time={r} ms")
     lines += ["", f"--- {SRV} ping statistics ---",
               f"{tx} packets transmitted, {len(rtts)} received, {100 * (1 - len(rtts) / tx):g}% packet loss, time 1000ms"]
     return "\n".join(lines) + "\n"
@@ -31,11 +34,14 @@ def _ping_text(rtts, tx, t=T0):
 
 def test_ping_stats(tmp_path):
     f = tmp_path / "path1.txt"
-    f.write_text(_ping_text([20.1, 30.5, 25.0, 40.0], tx=5))
+    f.write_text(_ping_text([20.1, 30.5, 25.0, 40.0], tx=5, lost=(3,)))
     s = dp.ping_stats(f)
     assert s["ping_rtt_mean_ms"] == pytest.approx((20.1 + 30.5 + 25.0 + 40.0) / 4)
     assert s["ping_rtt_median_ms"] == pytest.approx(27.75)
-    assert s["ping_loss_pct"] == pytest.approx(20.0)
+    assert s["ping_loss_pct"] == pytest.approx(20.0)              # seq 3 of 5
+    # ping's deadline: a request sent within the largest RTT of the last reply was still in flight, not lost
+    f.write_text(_ping_text([20.0, 30.0, 25.0, 300.0], tx=5))     # seq 5 sent at 1.0 s, last reply at 1.1 s
+    assert dp.ping_stats(f)["ping_loss_pct"] == 0.0
 
 
 def _frame(rows):
@@ -171,13 +177,14 @@ def test_ping_jitter_follows_sequence_order_and_skips_duplicates():
     assert list(log.seq) == [1, 2, 4, 5] and list(log.rtt_ms) == [30.0, 50.0, 1100.0, 20.0]
     s = dp.ping_stats(log)
     assert s["ping_jitter_ms"] == pytest.approx((20 + 1050 + 1080) / 3)
-    assert s["ping_loss_pct"] == pytest.approx(100 * 2 / 6)
+    # answerable: sent by the last arrival (5.1 s) minus the largest RTT (1.1 s) = 4.0 s, seq 1-4; seq 3 lost
+    assert s["ping_loss_pct"] == pytest.approx(25.0)
     assert s["ping_rtt_mean_ms"] == pytest.approx(300.0)
     # send times: answered ones at arrival - RTT (1, 2, 4, 5 s), seq 3 between its neighbours, seq 6 one step on
     seqs, t = dp.ping_send_times(log)
     assert list(seqs) == [1, 2, 3, 4, 5, 6]
     assert t - T0 == pytest.approx([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
-    w = dp.ping_window_stats(log, T0 + 2.5, T0 + 6.5)          # sent in it: 3 (lost), 4, 5, 6 (lost)
+    w = dp.ping_window_stats(log, T0 + 2.5, T0 + 6.5)          # sent in it: 3 (lost), 4; 5, 6 too late to count
     assert w["flood_ping_loss_pct"] == pytest.approx(50.0)
     assert w["flood_ping_rtt_mean_ms"] == pytest.approx(560.0)  # replies arriving in it: seq 4 and 5
     assert w["flood_ping_jitter_ms"] == pytest.approx(1080.0)
@@ -190,7 +197,7 @@ def test_rows_without_captures_get_the_ping_columns_of_a_newer_definition(tmp_pa
     from analysis.dataset import load_campaign
 
     d = _write_run(tmp_path)
-    (d / "ping" / "path1.txt").write_text(_ping_text([25.0, 35.0, 20.0], tx=4))
+    (d / "ping" / "path1.txt").write_text(_ping_text([25.0, 35.0, 20.0], tx=4, lost=(2,)))
     first = load_campaign(tmp_path, progress=False, jobs=1)
     fp = json.loads((d / "derived" / "fingerprint.json").read_text())
     fp["version"] = dp.DERIVED_VERSION - 1                     # rows cached by an older definition ...
@@ -202,7 +209,7 @@ def test_rows_without_captures_get_the_ping_columns_of_a_newer_definition(tmp_pa
     df = load_campaign(tmp_path, progress=False, jobs=1)
     p1 = df[df["path"] == 1].iloc[0]
     assert p1["ping_jitter_ms"] == pytest.approx((10 + 15) / 2)
-    assert p1["ping_loss_pct"] == pytest.approx(25.0)
+    assert p1["ping_loss_pct"] == pytest.approx(100 / 3)       # seq 4 was still in flight at the deadline
     assert p1["owd_mean_ms"] == pytest.approx(first[first["path"] == 1]["owd_mean_ms"].iloc[0])
     assert np.isnan(p1["ping_interval_s"])                     # not a parameter of this hand-built run
 
@@ -215,7 +222,7 @@ def test_columnar_rows_without_captures_get_the_ping_columns(tmp_path, monkeypat
 
     src = tmp_path / "src"
     d = _write_run(src)
-    (d / "ping" / "path1.txt").write_text(_ping_text([25.0, 35.0, 20.0], tx=4))
+    (d / "ping" / "path1.txt").write_text(_ping_text([25.0, 35.0, 20.0], tx=4, lost=(2,)))
     for p in d.glob("*.pcap"):
         p.unlink()
     (d / "derived").mkdir()
@@ -229,5 +236,5 @@ def test_columnar_rows_without_captures_get_the_ping_columns(tmp_path, monkeypat
     monkeypatch.setattr(dp, "DERIVED_VERSION", dp.DERIVED_VERSION + 1)   # a newer definition of the rows
     df = load_campaign(tmp_path / "col", progress=False, jobs=1)
     p1 = df[df["path"] == 1].iloc[0]
-    assert p1["ping_jitter_ms"] == pytest.approx(12.5) and p1["ping_loss_pct"] == pytest.approx(25.0)
+    assert p1["ping_jitter_ms"] == pytest.approx(12.5) and p1["ping_loss_pct"] == pytest.approx(100 / 3)
     assert p1["owd_mean_ms"] == pytest.approx(stored["owd_mean_ms"].iloc[0])

@@ -262,7 +262,8 @@ def _large_minus_small(st, data: _Data, cond, sid_suffix, scheduler, notes) -> l
     """Largest minus smallest buffer, for every mode (MPTCP: ``scheduler``'s runs); a mode without runs at both leaves
     the claim undecided."""
     ctx = data.ctx
-    q = "throughput_mbps" if st.quantity.startswith("throughput") else "delay_ms"
+    head, unit_suffix = st.quantity.split("_large_minus_small_buffer")
+    q = head + unit_suffix             # throughput_…_mbps -> throughput_mbps, packet_loss_…_pct -> packet_loss_pct
     levels = data.levels()
     reg = core.region(st.relation, st.value)
     modes = list(SINGLE_MODES[data.family]) + ["mptcp"]
@@ -289,20 +290,40 @@ def _large_minus_small(st, data: _Data, cond, sid_suffix, scheduler, notes) -> l
 
 
 def _vs_other_scenarios(st, data: _Data, cond, notes) -> list[dict]:
-    """A Table 2 scenario minus the best of the other scenarios (003)."""
+    """A Table 2 scenario minus the best of the other scenarios (003): ``…_of_other_table2_scenarios`` all three
+    others, ``…_of_queue1000_table2_scenarios`` those without queue management (1000-packet queue: "skenario tanpa
+    optimasi")."""
     ctx = data.ctx
     base_q = st.quantity.split("_minus_")[0]
     want_max = st.relation == ">"
     mode, buf = cond.get("mode"), cond.get(data.buffer)
-    scen = [(m, b) for m in ("tcp_path1", "mptcp") for b in data.levels()]
+    levels = [1000.0] if "_queue1000_" in st.quantity else data.levels()
+    scen = [(m, b) for m in ("tcp_path1", "mptcp") for b in levels]
     x = data.sample(data.select(mode, buffer=buf, experiment="scenario"), base_q)
     others = {f"{m} {data.buffer}={b:g}": data.sample(data.select(m, buffer=b, experiment="scenario"), base_q)
               for m, b in scen if not (m == mode and b == buf)}
     lab, y = _best_other(data, others, base_q, want_max)
     reg = core.region(st.relation, st.value)
-    stmt = f"{mode} {data.buffer}={buf:g}: {base_q} {'highest' if want_max else 'lowest'} of the scenarios"
+    which = "the 1000-packet-queue scenarios" if "_queue1000_" in st.quantity else "the scenarios"
+    stmt = f"{mode} {data.buffer}={buf:g}: {base_q} {'highest' if want_max else 'lowest'} of {which}"
     return [_welch_row(st, stmt, x, y, reg, ctx, notes, "no complete runs of the scenarios", before=[f"against {lab}"],
                        unit=UNIT[base_q])]
+
+
+def _flood_minus_without(st, data: _Data, cond, notes) -> list[dict]:
+    """The flood window's value minus the same configuration's without a flood (003 §IV.C, "meningkat … akibat banjir
+    trafik"): e.g. ping loss during the flood (resilience runs) minus ping loss of the Table 2 scenario runs."""
+    ctx = data.ctx
+    q_flood = st.quantity.replace("_minus_without_flood", "")
+    q_base = q_flood.replace("_during_flood", "")
+    mode, buf = cond.get("mode", "mptcp"), cond.get(data.buffer)
+    x = data.sample(data.select(mode, buffer=buf, experiment=st.experiment, flood=cond.get("udp_flood_mbps"),
+                                scheduler=MPTCP_SUBSTITUTE), q_flood)
+    y = data.sample(data.select(mode, buffer=buf, experiment="scenario", scheduler=MPTCP_SUBSTITUTE), q_base)
+    reg = core.region(st.relation, st.value)
+    stmt = f"{mode} {data.buffer}={buf:g}: {q_base} during the flood {st.relation} without it"
+    return [_welch_row(st, stmt, x, y, reg, ctx, list(notes), "no complete runs with and without the flood",
+                       before=["against the scenario runs without a flood"], unit=UNIT[q_base])]
 
 
 def _welch_row(st, stmt, x, y, reg, ctx, notes, missing, before=(), unit="") -> dict:
@@ -355,8 +376,10 @@ def claims(ctx: core.Ctx, family: str, statements: pd.DataFrame) -> list[dict]:
             for sched, suffix in _schedulers(cond, data):
                 rows = _large_minus_small(st, data, cond, suffix, sched, notes)
                 out.extend(_mark_substitute(rows, st.id) if suffix else rows)
-        elif "_minus_" in q and "other_table2_scenarios" in q:
+        elif "_minus_" in q and "table2_scenarios" in q:
             out.extend(_vs_other_scenarios(st, data, cond, notes))
+        elif q.endswith("_during_flood_minus_without_flood"):
+            out.extend(_flood_minus_without(st, data, cond, notes))
         elif q == "throughput_gap_mptcp_minus_single_path_mbps":
             out.extend(_mptcp_minus_single(st, data, cond, notes))
         elif q in QUANTITY:

@@ -35,7 +35,8 @@ One row per (run, path) — columns :data:`COLUMNS`; connection-level values rep
   (packets) of the subflow's segments at the server, over segments the client sent exactly once
   (``analysis.metrics.reordering.tcp_reordering``, "sender-filtered").
 * ping_rtt_mean_ms, ping_rtt_median_ms, ping_rtt_p95_ms, ping_loss_pct, ping_jitter_ms: ICMP echo over the path
-  during the flow (``ping -D`` replies; loss = 1 − received / transmitted from ping's summary; jitter = study 003's
+  during the flow (``ping -D`` replies; loss = requests never answered among those that had time to be answered
+  before ping's deadline, :func:`ping_loss_pct`; jitter = study 003's
   Σ|D_i − D_{i+1}| / (n − 1) over the replies' RTTs in icmp_seq order, :func:`ping_jitter_ms`), ms and %;
   ping_interval_s: the interval between echo requests (``ping -i``, the run's parameter), s.
 * flood_goodput_mbps, pre_flood_goodput_mbps: the connection's goodput at the server (both paths) while the UDP
@@ -63,7 +64,7 @@ from analysis import runmeta
 from analysis.errors import AnalysisError
 from analysis.families.columns import number as _num, typed_columns
 
-DERIVED_VERSION = 4   # of these rows' definition (the derived cache is rebuilt when it changes)
+DERIVED_VERSION = 5   # of these rows' definition (the derived cache is rebuilt when it changes)
 DATA_PORT = 5201
 PATHS = (1, 2)
 CAPTURES = tuple(f"{side}-path{k}.pcap" for k in PATHS for side in ("client", "server"))
@@ -175,15 +176,32 @@ def ping_jitter_ms(rtt_ms) -> float:
 
 def ping_stats(log) -> dict:
     """RTT (ms), loss (%) and study 003's jitter (ms) of a ping run (:class:`PingLog`, or a ``ping -D`` file): mean,
-    median and 95th percentile of the replies' times; loss = 100 (1 − received / transmitted) from ping's summary
-    line (NaN without one); jitter :func:`ping_jitter_ms`."""
+    median and 95th percentile of the replies' times; loss :func:`ping_loss_pct`; jitter :func:`ping_jitter_ms`."""
     log = log if isinstance(log, PingLog) else ping_replies(log)
-    r, tx, rx = log.rtt_ms, log.transmitted, log.received
+    r = log.rtt_ms
     return {"ping_rtt_mean_ms": float(r.mean()) if r.size else NAN,
             "ping_rtt_median_ms": float(np.median(r)) if r.size else NAN,
             "ping_rtt_p95_ms": float(np.percentile(r, 95)) if r.size else NAN,
-            "ping_loss_pct": (100.0 * (1 - rx / tx)) if tx else NAN,
+            "ping_loss_pct": ping_loss_pct(log),
             "ping_jitter_ms": ping_jitter_ms(r)}
+
+
+def _answerable(log: PingLog, seqs: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The requests among ``seqs`` (send times ``t``) that had time to be answered before ping stopped: sent no later
+    than the last reply's arrival minus the largest RTT seen. ``ping -w`` stops at its deadline with requests still
+    in flight, which its summary counts as lost (with a 1-s queue, the last second's echoes)."""
+    return seqs[t <= log.ts_s.max() - log.rtt_ms.max() / 1e3]
+
+
+def ping_loss_pct(log: PingLog) -> float:
+    """Echo requests never answered, % of those that had time to be answered (:func:`_answerable`; send times
+    :func:`ping_send_times`). With fewer than two replies no send time can be placed: 100 (1 − received /
+    transmitted) from ping's summary line (NaN without one)."""
+    seqs, t = ping_send_times(log)
+    if not seqs.size:
+        return 100.0 * (1 - (log.received or 0) / log.transmitted) if log.transmitted else NAN
+    sent = _answerable(log, seqs, t)
+    return 100.0 * np.setdiff1d(sent, log.seq).size / sent.size if sent.size else NAN
 
 
 def ping_send_times(log: PingLog) -> tuple[np.ndarray, np.ndarray]:
@@ -207,11 +225,12 @@ def ping_send_times(log: PingLog) -> tuple[np.ndarray, np.ndarray]:
 def ping_window_stats(log: PingLog, t0: float, t1: float) -> dict:
     """Ping during [t0, t1] (epoch s, e.g. the UDP flood): flood_ping_rtt_mean_ms and flood_ping_jitter_ms over the
     replies that arrived in it (ms; jitter :func:`ping_jitter_ms`), flood_ping_loss_pct = unanswered requests among
-    those sent in it (send times :func:`ping_send_times`), %."""
+    those sent in it that had time to be answered (send times :func:`ping_send_times`; :func:`_answerable`), %."""
     sel = (log.ts_s >= t0) & (log.ts_s <= t1)
     r = log.rtt_ms[sel]
     seqs, ts = ping_send_times(log)
-    sent = seqs[(ts >= t0) & (ts <= t1)]
+    inside = (ts >= t0) & (ts <= t1)
+    sent = _answerable(log, seqs[inside], ts[inside]) if seqs.size else seqs
     lost = np.setdiff1d(sent, log.seq).size
     return {"flood_ping_rtt_mean_ms": float(r.mean()) if r.size else NAN,
             "flood_ping_jitter_ms": ping_jitter_ms(r),
