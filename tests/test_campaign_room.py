@@ -150,3 +150,20 @@ def test_default_floor_refuses_to_start_on_a_nearly_full_disk(small_fs):
     assert not any((out / "runs").iterdir())
     r = _mpcc(["campaign", "run", str(REPO / "campaigns/smoke.yaml"), "--out", str(out), "--min-free-gb", "-1"], env)
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "--min-free-gb must be >= 0" in r.stderr
+
+
+def test_estimate_measures_the_runs_recorded_here_not_those_restored_without_captures(tmp_path, monkeypatch):
+    """Runs restored from a bundle (--resume-from) without their captures are a few KB: the median of new runs is
+    taken over the runs that hold their captures."""
+    out = tmp_path / "o"
+    for i, n in enumerate((2 * 10 ** 6, 4 * 10 ** 6)):
+        _run_dir(out, f"r{i}", n - len("done\n"))
+    for i in range(5):                                   # restored: a derived table, no capture
+        d = out / "runs" / f"restored{i}"
+        d.mkdir(parents=True)
+        (d / "meta.json").write_text("{}")
+        (d / "COMPLETE").write_text("done\n")
+    monkeypatch.setattr(room_mod.shutil, "disk_usage", lambda p: Usage(0, 0, 50 * GB))
+    line = estimate(out, 10)
+    assert "7 complete run(s)" in line and "(median of the 2 with their captures 3 MB)" in line, line
+    assert "the 10 left need ~0.03 GB" in line, line

@@ -103,14 +103,23 @@ class Room:
         return f"{gb(free)} free on the file system of {self.out}, below the floor of {gb(floor)} ({why})"
 
 
+def has_captures(run_dir: Path) -> bool:
+    """Whether a run directory holds its raw captures (``*.pcap``, also compressed); a run restored from a bundle
+    (``--resume-from``) that did not ship them holds its derived tables only."""
+    return any(run_dir.glob("*.pcap")) or any(run_dir.glob("*.pcap.*"))
+
+
 def estimate(out: Path, n_left: int) -> str | None:
-    """A dry run's disk line: what the complete runs of ``out`` take, what ``n_left`` more need at their median
-    size, and the free space; None when ``out`` has no complete run to measure."""
+    """A dry run's disk line: what the complete runs of ``out`` take, what ``n_left`` more need at the median size
+    of the runs that hold their captures (a run restored from a bundle without them is no measure of a new one;
+    all runs when none holds them), and the free space; None when ``out`` has no complete run to measure."""
     done = complete_runs(out)
     if not done:
         return None
     sizes = [dir_bytes(d) for d in done]
-    med = statistics.median(sizes)
+    recorded = [b for d, b in zip(done, sizes) if has_captures(d)] or sizes
+    med = statistics.median(recorded)
     free = shutil.disk_usage(out).free
-    return (f"disk: {len(done)} complete run(s) take {gb(sum(sizes))} (median {med / 10 ** 6:.0f} MB); the "
+    which = "" if len(recorded) == len(sizes) else f" of the {len(recorded)} with their captures"
+    return (f"disk: {len(done)} complete run(s) take {gb(sum(sizes))} (median{which} {med / 10 ** 6:.0f} MB); the "
             f"{n_left} left need ~{gb(med * n_left)} at that median; {gb(free)} free on the file system of {out}")
