@@ -45,6 +45,7 @@ def test_dry_run_lists_the_runner_commands_in_order():
     assert len(cmds) == len(set(names) - done - waiting)
     for c in cmds:
         assert " -m mpcc.cli campaign run campaigns/" in c and " --jobs " in c and " --out " in c
+        assert " --redo-contended 32.4" in c                   # contended runs are recorded again
     fid = next(c for c in cmds if "fidelity000.yaml" in c) if "fidelity000" not in done else None
     if fid is not None and (REPO / "data/fidelity000/bundle.json").exists():
         assert fid.endswith("--resume-from data/fidelity000")
@@ -72,7 +73,17 @@ def test_bad_queue_lines_are_one_line_errors(tmp_path, line, msg):
     ([], "usage:"), (["bogus"], "unknown command 'bogus'"), (["bundle"], "bundle needs the NAME"),
     (["bundle", "nope"], "'nope' is not in"), (["status", "--queue", "/nonexistent.tsv"], "no such queue file"),
     (["run", "--fast"], "unknown option --fast"),
+    (["run", "--dry-run", "MPCC_REDO_CONTENDED=high"], "MPCC_REDO_CONTENDED must be a percentage"),
 ])
 def test_bad_commands_are_one_line_errors(args, msg):
+    env = [a for a in args if a.startswith("MPCC_")]
+    args = [a for a in args if not a.startswith("MPCC_")]
+    if env:
+        import os
+        k, v = env[0].split("=", 1)
+        r = subprocess.run(["bash", str(TOOL), *args], capture_output=True, text=True, cwd=REPO, timeout=60,
+                           env={**os.environ, k: v})
+        assert r.returncode == 2 and msg in r.stderr, r.stderr
+        return
     r = _run(*args)
     assert r.returncode == 2 and msg in r.stderr, r.stderr

@@ -7,7 +7,9 @@
 #        tools/record_queue.sh stop
 #   status: per campaign, its finished runs here (data/raw/NAME), in its bundle, of its total, and whether it is done.
 #   run:    for each campaign of the queue not yet done and whose `needs` file exists, in order: `mpcc campaign run`
-#           with its --jobs into data/raw/NAME, resumed from its bundle when that exists (--resume-from); when the
+#           with its --jobs into data/raw/NAME, resumed from its bundle when that exists (--resume-from), the complete
+#           runs whose host CPU pressure exceeded MPCC_REDO_CONTENDED % (default 32.4, the threshold study 000's
+#           recording used) recorded again (--redo-contended); when the
 #           campaign ends complete, `mpcc bundle` into its bundle (columnar, --max-mb, --force: the resumed runs are in
 #           data/raw/NAME, so the new bundle holds the old one's runs and more), its raw captures xz'd, and
 #           data/raw/.queue-NAME.done. Exit 4 of the runner (the disk floor): the finished runs' captures are xz'd and
@@ -43,6 +45,8 @@ done
 case "$cmd" in status|run|bundle|stop) ;; *) die "unknown command '$cmd' (status, run, bundle, stop)" ;; esac
 [[ -f "$queue" ]] || die "$queue: no such queue file"
 [[ -x "$PY" ]] || die "$PY: no Python of the project (make install)"
+REDO="${MPCC_REDO_CONTENDED:-32.4}"
+[[ "$REDO" =~ ^[0-9]{1,2}([.][0-9]{1,3})?$|^100$ ]] || die "MPCC_REDO_CONTENDED must be a percentage 0..100, got '$REDO'"
 
 # the queue: NAME CAMPAIGN PROFILE JOBS BUNDLE MAX_MB SS_REPS NEEDS per line, checked before anything runs
 declare -a NAMES=()
@@ -137,7 +141,7 @@ run)
             if [[ $dry == 1 ]]; then echo "# $n waits for ${NEEDS[$n]}"; else say "$n: waits for ${NEEDS[$n]}; skipped"; fi
             continue
         fi
-        args=(-m mpcc.cli campaign run "${CAMP[$n]}" --jobs "${JOBS[$n]}" --out "$RAW/$n")
+        args=(-m mpcc.cli campaign run "${CAMP[$n]}" --jobs "${JOBS[$n]}" --out "$RAW/$n" --redo-contended "$REDO")
         [[ "${PROF[$n]}" == - ]] || args+=(--profile "${PROF[$n]}")
         [[ -f "${BUNDLE[$n]}/bundle.json" ]] && args+=(--resume-from "${BUNDLE[$n]}")
         if [[ $dry == 1 ]]; then echo "$PY ${args[*]}"; continue; fi
