@@ -23,13 +23,20 @@ def _run(*args, cwd=REPO):
 
 
 def test_the_committed_queue_names_real_campaigns_and_bundles():
-    import yaml
+    from mpcc.campaign.spec import load_campaign
     rows = _queue_rows()
     assert [r[0] for r in rows][:2] == ["fidelity000", "paper003"]
-    for name, campaign, profile, jobs, bundle, max_mb, ss_reps, needs in rows:
-        c = yaml.safe_load((REPO / campaign).read_text())
-        assert c["name"] + ("" if profile == "-" else f"-{profile}") == name      # the runner's directory name
+    covered: dict[str, set] = {}
+    for ident, campaign, profile, experiments, jobs, bundle, max_mb, ss_reps, needs in rows:
+        c = load_campaign(REPO / campaign, None if profile == "-" else profile)
+        exps = {r.experiment for r in c.runs}
+        want = exps if experiments == "-" else set(experiments.split(","))
+        assert want <= exps, (ident, want - exps)
+        covered.setdefault(campaign, set()).update(want)
         assert bundle.startswith("data/") and int(jobs) >= 1 and int(max_mb) >= 1
+    # every experiment of every campaign of the queue is recorded by some entry
+    for campaign, got in covered.items():
+        assert got == {r.experiment for r in load_campaign(REPO / campaign).runs}, campaign
     # the study-000 protocol is recorded again only once the fidelity ablation says so
     assert rows[-1][0] == "paper" and rows[-1][-1] == "data/raw/.rerecord-000.approved"
 
@@ -40,6 +47,8 @@ def test_dry_run_lists_the_runner_commands_in_order():
     lines = r.stdout.splitlines()
     cmds = [ln for ln in lines if not ln.startswith("#")]
     names = [row[0] for row in _queue_rows()]
+    assert any(" --experiments test5" in c for c in cmds) or "paper002-test5" in {
+        n for n in names if (REPO / "data" / "raw" / f".queue-{n}.done").exists()}
     done = {n for n in names if (REPO / "data" / "raw" / f".queue-{n}.done").exists()}
     waiting = {row[0] for row in _queue_rows() if row[-1] != "-" and not (REPO / row[-1]).exists()}
     assert len(cmds) == len(set(names) - done - waiting)
@@ -53,13 +62,14 @@ def test_dry_run_lists_the_runner_commands_in_order():
 
 
 @pytest.mark.parametrize("line,msg", [
-    ("a\tcampaigns/smoke.yaml\t-\t1\tdata/x\t5\t-", "8 tab-separated columns expected"),
-    ("a b\tcampaigns/smoke.yaml\t-\t1\tdata/x\t5\t-\t-", "bad name"),
-    ("a\tcampaigns/nope.yaml\t-\t1\tdata/x\t5\t-\t-", "no campaign file"),
-    ("a\tcampaigns/smoke.yaml\t-\t0\tdata/x\t5\t-\t-", "jobs must be 1..99"),
-    ("a\tcampaigns/smoke.yaml\t-\t1\t/tmp/x\t5\t-\t-", "the bundle must be data/NAME"),
-    ("a\tcampaigns/smoke.yaml\t-\t1\tdata/x\t0\t-\t-", "max_mb must be 1..9999"),
-    ("a\tcampaigns/smoke.yaml\t-\t1\tdata/x\t5\tall\t-", "ss_reps must be - or 1..999"),
+    ("a\tcampaigns/smoke.yaml\t-\t-\t1\tdata/x\t5\t-", "9 tab-separated columns expected"),
+    ("a b\tcampaigns/smoke.yaml\t-\t-\t1\tdata/x\t5\t-\t-", "bad id"),
+    ("a\tcampaigns/nope.yaml\t-\t-\t1\tdata/x\t5\t-\t-", "no campaign file"),
+    ("a\tcampaigns/smoke.yaml\t-\ttest 1\t1\tdata/x\t5\t-\t-", "experiments must be - or E[,E...]"),
+    ("a\tcampaigns/smoke.yaml\t-\t-\t0\tdata/x\t5\t-\t-", "jobs must be 1..99"),
+    ("a\tcampaigns/smoke.yaml\t-\t-\t1\t/tmp/x\t5\t-\t-", "the bundle must be data/NAME"),
+    ("a\tcampaigns/smoke.yaml\t-\t-\t1\tdata/x\t0\t-\t-", "max_mb must be 1..9999"),
+    ("a\tcampaigns/smoke.yaml\t-\t-\t1\tdata/x\t5\tall\t-", "ss_reps must be - or 1..999"),
 ])
 def test_bad_queue_lines_are_one_line_errors(tmp_path, line, msg):
     q = tmp_path / "q.tsv"

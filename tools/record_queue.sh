@@ -3,20 +3,23 @@
 # on this machine, carried from machine to machine by the committed bundles.
 # usage: tools/record_queue.sh status [--queue FILE]
 #        tools/record_queue.sh run [--queue FILE] [--dry-run]
-#        tools/record_queue.sh bundle NAME [--queue FILE]
+#        tools/record_queue.sh bundle ID [--queue FILE]
 #        tools/record_queue.sh stop
-#   status: per campaign, its finished runs here (data/raw/NAME), in its bundle, of its total, and whether it is done.
-#   run:    for each campaign of the queue not yet done and whose `needs` file exists, in order: `mpcc campaign run`
-#           with its --jobs into data/raw/NAME, resumed from its bundle when that exists (--resume-from), the complete
+#   status: per entry, its campaign's finished runs here (data/raw/DIR: the runner's directory of the campaign), in
+#           its bundle, of the campaign's total, and whether the entry is done.
+#   run:    for each entry of the queue not yet done and whose `needs` file exists, in order: `mpcc campaign run`
+#           with its --jobs (and --experiments) into data/raw/DIR, resumed from its bundle when that exists
+#           (--resume-from), the complete
 #           runs whose host CPU pressure exceeded MPCC_REDO_CONTENDED % (default 32.4, the threshold study 000's
 #           recording used) recorded again (--redo-contended); when the
 #           campaign ends complete, `mpcc bundle` into its bundle (columnar, --max-mb, --force: the resumed runs are in
-#           data/raw/NAME, so the new bundle holds the old one's runs and more), its raw captures xz'd, and
-#           data/raw/.queue-NAME.done. Exit 4 of the runner (the disk floor): the finished runs' captures are xz'd and
+#           data/raw/DIR, so the new bundle holds the old one's runs and more), its raw captures xz'd, and
+#           data/raw/.queue-ID.done. Exit 4 of the runner (the disk floor): the finished runs' captures are xz'd and
 #           the campaign is run once more. Any other failure stops the queue (exit 1). Progress: the runner's own, and
 #           one line per step in data/raw/record-queue.log. Run it detached (setsid nohup tools/record_queue.sh run &),
 #           as root.
-#   bundle: bundle NAME's runs so far into its bundle now (a partial bundle, to commit before the machine goes).
+#   bundle: bundle entry ID's campaign's runs so far into its bundle now (a partial bundle, to commit before the
+#           machine goes).
 #   stop:   stop the queue and its campaign (SIGINT: the runs in flight are kept as <run_id>.incomplete-*, recorded
 #           again on resume); waits until they have gone.
 # Commit a bundle by hand (git add data/<bundle>); nothing here commits.
@@ -48,34 +51,39 @@ case "$cmd" in status|run|bundle|stop) ;; *) die "unknown command '$cmd' (status
 REDO="${MPCC_REDO_CONTENDED:-32.4}"
 [[ "$REDO" =~ ^[0-9]{1,2}([.][0-9]{1,3})?$|^100$ ]] || die "MPCC_REDO_CONTENDED must be a percentage 0..100, got '$REDO'"
 
-# the queue: NAME CAMPAIGN PROFILE JOBS BUNDLE MAX_MB SS_REPS NEEDS per line, checked before anything runs
+# the queue: ID CAMPAIGN PROFILE EXPERIMENTS JOBS BUNDLE MAX_MB SS_REPS NEEDS per line, checked before anything runs
 declare -a NAMES=()
-declare -A CAMP=() PROF=() JOBS=() BUNDLE=() MAXMB=() SSREPS=() NEEDS=()
+declare -A CAMP=() PROF=() EXPS=() DIRN=() JOBS=() BUNDLE=() MAXMB=() SSREPS=() NEEDS=()
 lineno=0
 while IFS= read -r line || [[ -n "$line" ]]; do
     lineno=$((lineno + 1))
     [[ -z "${line//[[:space:]]/}" || "$line" == \#* ]] && continue
-    IFS=$'\t' read -r n c p j b m r x extra <<<"$line"
+    IFS=$'\t' read -r n c p e j b m r x extra <<<"$line"
     where="$queue:$lineno"
-    [[ -z "${extra:-}" && -n "${x:-}" ]] || die "$where: 8 tab-separated columns expected"
-    [[ "$n" =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || die "$where: bad name '$n'"
-    [[ -z "${CAMP[$n]:-}" ]] || die "$where: name '$n' twice"
+    [[ -z "${extra:-}" && -n "${x:-}" ]] || die "$where: 9 tab-separated columns expected"
+    [[ "$n" =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || die "$where: bad id '$n'"
+    [[ -z "${CAMP[$n]:-}" ]] || die "$where: id '$n' twice"
     [[ -f "$c" ]] || die "$where: no campaign file $c"
     [[ "$p" == - || "$p" =~ ^[a-z0-9_-]+$ ]] || die "$where: bad profile '$p'"
+    [[ "$e" == - || "$e" =~ ^[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*$ ]] || die "$where: experiments must be - or E[,E...], got '$e'"
+    cname=$(sed -n 's/^name:[[:space:]]*\([A-Za-z0-9._-]*\).*/\1/p' "$c" | head -1)
+    [[ -n "$cname" ]] || die "$where: $c has no name"
     [[ "$j" =~ ^[1-9][0-9]?$ ]] || die "$where: jobs must be 1..99, got '$j'"
     [[ "$b" =~ ^data/[A-Za-z0-9._-]+$ ]] || die "$where: the bundle must be data/NAME, got '$b'"
     [[ "$m" =~ ^[1-9][0-9]{0,3}$ ]] || die "$where: max_mb must be 1..9999, got '$m'"
     [[ "$r" == - || "$r" =~ ^[1-9][0-9]{0,2}$ ]] || die "$where: ss_reps must be - or 1..999, got '$r'"
-    NAMES+=("$n"); CAMP[$n]=$c; PROF[$n]=$p; JOBS[$n]=$j; BUNDLE[$n]=$b; MAXMB[$n]=$m; SSREPS[$n]=$r; NEEDS[$n]=$x
+    NAMES+=("$n"); CAMP[$n]=$c; PROF[$n]=$p; EXPS[$n]=$e; JOBS[$n]=$j; BUNDLE[$n]=$b; MAXMB[$n]=$m; SSREPS[$n]=$r
+    NEEDS[$n]=$x; DIRN[$n]=$cname
+    [[ "$p" == - ]] || DIRN[$n]="$cname-$p"
 done < "$queue"
 [[ ${#NAMES[@]} -gt 0 ]] || die "$queue: no campaign"
 [[ -z "$name" || -n "${CAMP[$name]:-}" ]] || die "'$name' is not in $queue (${NAMES[*]})"
-[[ "$cmd" != bundle || -n "$name" ]] || die "bundle needs the NAME of a campaign of the queue"
+[[ "$cmd" != bundle || -n "$name" ]] || die "bundle needs the ID of an entry of the queue"
 
 say() { mkdir -p "$RAW"; echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $*" | tee -a "$LOG" >&2; }
 profile_args() { [[ "${PROF[$1]}" == - ]] || echo "--profile ${PROF[$1]}"; }
-finished_here() { # NAME -> finished runs in data/raw/NAME
-    local d="$RAW/$1/runs"
+finished_here() { # ID -> finished runs of its campaign in data/raw/DIR
+    local d="$RAW/${DIRN[$1]}/runs"
     [[ -d "$d" ]] || { echo 0; return; }
     find "$d" -mindepth 2 -maxdepth 2 \( -name COMPLETE -o -name SKIPPED \) ! -path '*.incomplete-*' | wc -l
 }
@@ -84,13 +92,13 @@ in_bundle() { # NAME -> runs the bundle lists, or - without one
     [[ -f "$b" ]] || { echo -; return; }
     "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1])).get("runs_total", "?"))' "$b" 2>/dev/null || echo "?"
 }
-total_runs() { # NAME -> runs of the campaign (its dry run's last line)
+total_runs() { # ID -> runs of the campaign (its dry run's last line)
     # shellcheck disable=SC2046  # the profile option is two words or none
-    "$PY" -m mpcc.cli campaign run "${CAMP[$1]}" $(profile_args "$1") --dry-run --out "$RAW/$1" 2>&1 |
+    "$PY" -m mpcc.cli campaign run "${CAMP[$1]}" $(profile_args "$1") --dry-run --out "$RAW/${DIRN[$1]}" 2>&1 |
         sed -n 's/^\([0-9][0-9]*\) runs, .*/\1/p' | tail -1
 }
-compress_raw() { # NAME: xz the raw captures of its finished runs (the analysis reads them xz'd)
-    local d="$RAW/$1/runs" n=0 f
+compress_raw() { # ID: xz the raw captures of its campaign's finished runs (the analysis reads them xz'd)
+    local d="$RAW/${DIRN[$1]}/runs" n=0 f
     [[ -d "$d" ]] || return 0
     while IFS= read -r f; do
         [[ -e "$(dirname "$f")/COMPLETE" ]] || continue
@@ -98,12 +106,12 @@ compress_raw() { # NAME: xz the raw captures of its finished runs (the analysis 
     done < <(find "$d" -mindepth 2 -maxdepth 2 -name '*.pcap' ! -path '*.incomplete-*')
     say "$1: $n capture(s) compressed"
 }
-bundle_now() { # NAME
-    local n=$1 opts=()
+bundle_now() { # ID
+    local n=$1 opts=() dir=${DIRN[$1]}
     [[ "${SSREPS[$n]}" == - ]] || opts=(--ss-reps "${SSREPS[$n]}")
-    [[ -d "$RAW/$n/runs" ]] || { say "$n: nothing recorded here yet (data/raw/$n)"; return 1; }
-    say "$n: bundling data/raw/$n into ${BUNDLE[$n]} (--max-mb ${MAXMB[$n]} ${opts[*]})"
-    "$PY" -m mpcc.cli bundle "$RAW/$n" --out "${BUNDLE[$n]}" --force --format columnar --max-mb "${MAXMB[$n]}" \
+    [[ -d "$RAW/$dir/runs" ]] || { say "$n: nothing recorded here yet (data/raw/$dir)"; return 1; }
+    say "$n: bundling data/raw/$dir into ${BUNDLE[$n]} (--max-mb ${MAXMB[$n]} ${opts[*]})"
+    "$PY" -m mpcc.cli bundle "$RAW/$dir" --out "${BUNDLE[$n]}" --force --format columnar --max-mb "${MAXMB[$n]}" \
         "${opts[@]}" >>"$RAW/record-queue-$n.log" 2>&1 ||
         { say "$n: mpcc bundle failed (data/raw/record-queue-$n.log)"; return 1; }
     say "$n: bundled ${BUNDLE[$n]} ($(du -sh "${BUNDLE[$n]}" | cut -f1)); commit it"
@@ -111,12 +119,12 @@ bundle_now() { # NAME
 
 case "$cmd" in
 status)
-    printf '%-12s %-28s %5s %9s %7s %6s  %s\n' name campaign jobs finished bundled total state
+    printf '%-18s %-28s %5s %9s %7s %6s  %s\n' id campaign jobs finished bundled total state
     for n in "${NAMES[@]}"; do
         state=pending
         [[ -e "$RAW/.queue-$n.done" ]] && state="done"
         [[ "${NEEDS[$n]}" == - || -e "${NEEDS[$n]}" ]] || state="waits for ${NEEDS[$n]}"
-        printf '%-12s %-28s %5s %9s %7s %6s  %s\n' "$n" "${CAMP[$n]}${PROF[$n]/#-/}" "${JOBS[$n]}" \
+        printf '%-18s %-28s %5s %9s %7s %6s  %s\n' "$n" "${CAMP[$n]}${PROF[$n]/#-/}" "${JOBS[$n]}" \
             "$(finished_here "$n")" "$(in_bundle "$n")" "$(total_runs "$n")" "$state"
     done
     ;;
@@ -141,8 +149,9 @@ run)
             if [[ $dry == 1 ]]; then echo "# $n waits for ${NEEDS[$n]}"; else say "$n: waits for ${NEEDS[$n]}; skipped"; fi
             continue
         fi
-        args=(-m mpcc.cli campaign run "${CAMP[$n]}" --jobs "${JOBS[$n]}" --out "$RAW/$n" --redo-contended "$REDO")
+        args=(-m mpcc.cli campaign run "${CAMP[$n]}" --jobs "${JOBS[$n]}" --out "$RAW/${DIRN[$n]}" --redo-contended "$REDO")
         [[ "${PROF[$n]}" == - ]] || args+=(--profile "${PROF[$n]}")
+        [[ "${EXPS[$n]}" == - ]] || args+=(--experiments "${EXPS[$n]}")
         [[ -f "${BUNDLE[$n]}/bundle.json" ]] && args+=(--resume-from "${BUNDLE[$n]}")
         if [[ $dry == 1 ]]; then echo "$PY ${args[*]}"; continue; fi
         for attempt in 1 2; do
