@@ -80,7 +80,7 @@ def test_bad_queue_lines_are_one_line_errors(tmp_path, line, msg):
 
 
 @pytest.mark.parametrize("args,msg", [
-    ([], "usage:"), (["bogus"], "unknown command 'bogus'"), (["bundle"], "bundle needs the NAME"),
+    ([], "usage:"), (["bogus"], "unknown command 'bogus'"), (["bundle"], "bundle needs the ID"),
     (["bundle", "nope"], "'nope' is not in"), (["status", "--queue", "/nonexistent.tsv"], "no such queue file"),
     (["run", "--fast"], "unknown option --fast"),
     (["run", "--dry-run", "MPCC_REDO_CONTENDED=high"], "MPCC_REDO_CONTENDED must be a percentage"),
