@@ -15,7 +15,8 @@
 #           campaign ends complete, `mpcc bundle` into its bundle (columnar, --max-mb, --force: the resumed runs are in
 #           data/raw/DIR, so the new bundle holds the old one's runs and more), its raw captures xz'd, and
 #           data/raw/.queue-ID.done. Exit 4 of the runner (the disk floor): the finished runs' captures are xz'd and
-#           the campaign is run once more. Any other failure stops the queue (exit 1). Progress: the runner's own, and
+#           the campaign is run again; exit 1 (failed runs, kept as <run_id>.incomplete-*): run again; three
+#           attempts in all. Any other failure, or a third, stops the queue (exit 1). Progress: the runner's own, and
 #           one line per step in data/raw/record-queue.log. Run it detached (setsid nohup tools/record_queue.sh run &),
 #           as root.
 #   bundle: bundle entry ID's campaign's runs so far into its bundle now (a partial bundle, to commit before the
@@ -154,13 +155,16 @@ run)
         [[ "${EXPS[$n]}" == - ]] || args+=(--experiments "${EXPS[$n]}")
         [[ -f "${BUNDLE[$n]}/bundle.json" ]] && args+=(--resume-from "${BUNDLE[$n]}")
         if [[ $dry == 1 ]]; then echo "$PY ${args[*]}"; continue; fi
-        for attempt in 1 2; do
+        for _ in 1 2 3; do
             say "$n: recording ($PY ${args[*]})"
             rc=0
             "$PY" "${args[@]}" >>"$RAW/record-queue-$n.log" 2>&1 || rc=$?
             say "$n: the runner exited $rc"
-            [[ $rc -eq 4 && $attempt -eq 1 ]] || break
-            compress_raw "$n"   # the disk floor: make room and go on once
+            case $rc in
+                4) compress_raw "$n" ;;                      # the disk floor: make room and go on
+                1) say "$n: some runs failed; they are recorded again" ;;   # kept as .incomplete-*, pending
+                *) break ;;
+            esac
         done
         [[ $rc -eq 0 ]] || { say "$n: not complete (exit $rc); the queue stops"; exit 1; }
         bundle_now "$n" || exit 1
