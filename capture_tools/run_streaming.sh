@@ -7,7 +7,10 @@
 # usage: run_streaming.sh [--backend netns] --out RUN_DIR --family 002 --experiment E --cc C --duration-s S
 #        [--background-mbps R] [--video-kbps V] [--rep N]
 #   E: test1 (no background), test2, test3, test4 (background 8, 16, 24 Mbit/s), test5 (90 Mbit/s).
-#   C: reno cubic bbr bic westwood westwood_e pcc_vivace pcc_vivace_usp (the kernel's, else the BPF port of testbed/cc, else SKIPPED).
+#   C: reno cubic bbr bic westwood westwood_e pcc_vivace pcc_vivace_usp (the kernel's, else the BPF port of testbed/cc, else SKIPPED);
+#      or two of them joined by + (e.g. cubic+pcc_vivace, the paper's test 5 "secara bersamaan"): streams 1 and 2 at
+#      once, stream 1 with the first cc, stream 2 with the second (each set on the server's route to its client,
+#      ip route CLIENT/32 ... congctl), client 3 idle.
 #   S: seconds each client receives (curl --max-time S); the background covers them (it runs S + 2 s).
 #   R: background rate, Mbit/s at the IP layer (1500-byte IP packets): 0 (none) or 0.1 up to the shared link's rate
 #      (100); default: the experiment's. V: the video's H.264 CBR rate, kbit/s, 100..50000 (default 3600).
@@ -39,7 +42,18 @@ CCS="reno cubic bbr bic westwood westwood_e pcc_vivace pcc_vivace_usp"
 [[ -n "$out" ]] || die "--out is required"
 [[ "$family" == 002 ]] || die "--family must be 002 for this capture tool, got '$family'"
 [[ "$experiment" =~ ^test[1-5]$ ]] || die "--experiment must be one of test1 test2 test3 test4 test5, got '$experiment'"
-[[ "$cc" =~ ^(${CCS// /|})$ ]] || die "--cc must be one of $CCS, got '$cc'"
+declare -A SCC=()   # stream -> its congestion control; ACTIVE: the streams that run
+if [[ "$cc" == *+* ]]; then
+    [[ "$cc" =~ ^(${CCS// /|})\+(${CCS// /|})$ ]] ||
+        die "--cc must be one of $CCS, or two of them joined by + (streams 1 and 2 at once), got '$cc'"
+    [[ "${cc%%+*}" != "${cc#*+}" ]] || die "--cc A+B needs two different congestion controls, got '$cc'"
+    ACTIVE=(1 2)
+    SCC=([1]="${cc%%+*}" [2]="${cc#*+}")
+else
+    [[ "$cc" =~ ^(${CCS// /|})$ ]] || die "--cc must be one of $CCS, or two of them joined by + (streams 1 and 2 at once), got '$cc'"
+    ACTIVE=(1 2 3)
+    SCC=([1]="$cc" [2]="$cc" [3]="$cc")
+fi
 [[ "$duration_s" =~ ^[1-9][0-9]{0,4}$ ]] || die "--duration-s must be a positive integer (s, at most 99999), got '$duration_s'"
 bg_mbps=${bg_mbps:-${BG_DEFAULT[$experiment]}}
 [[ "$bg_mbps" =~ ^(0|[1-9][0-9]{0,2})([.][0-9]{1,6})?$ ]] ||
@@ -140,7 +154,7 @@ say "run_streaming: family 002 experiment $experiment cc $cc duration ${duration
 
 # the congestion control: the kernel's, else its BPF port (testbed/cc), else SKIPPED (as run_chain.sh)
 cc_impl='{}'
-acquire_cc "$cc"
+while read -r c; do acquire_cc "$c"; done < <(printf '%s\n' "${SCC[@]}" | sort -u)
 
 # ---------------------------------------------------------------------------------------------------------------
 # the video: made once per parameter set, cached outside the repository (flock: concurrent runs make it once)
@@ -177,12 +191,25 @@ say "video $VIDEO ($(jq -r .measured_kbps <<<"$video_info") kbit/s measured)"
 mkdir -p "$out/video" "$out/background" "$out/ss" "$out/links"
 start_time=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
 applied=$("${CH[@]}" up --topology "$TOPO" 2>>"$LOG")
-if [[ "$cc" == bbr ]]; then ip netns exec "$P$SRV" bash "$TB/nodes/host.sh" --fq >>"$LOG" 2>&1 || true; fi
+if [[ " ${SCC[*]} " == *" bbr "* ]]; then ip netns exec "$P$SRV" bash "$TB/nodes/host.sh" --fq >>"$LOG" 2>&1 || true; fi
 
 # the server's congestion control: its namespace's default where the host allows it, else on its routes. Never try
 # the sysctl for a restricted cc: the failed attempt leaks a reference on a BPF cc (docs/testbed.md).
 allowed=$(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control)
-if [[ " $allowed " == *" $cc "* ]]; then
+if [[ ${#ACTIVE[@]} -eq 2 ]]; then
+    # two ccs at once: each on the server's host route to its stream's client (the kernel gives a route's congctl to
+    # every connection over it, accepted ones included)
+    for k in "${ACTIVE[@]}"; do
+        IFS=$'\t' read -r via dev < <(ip -n "$P$SRV" -j route get "${CADDR[$k]}" | jq -r '.[0] | [(.gateway // ""), .dev] | @tsv')
+        [[ -n "$dev" ]] || { say "no route from the server to client $k (${CADDR[$k]})"; echo "error: no route to client $k" >&2; exit 1; }
+        gw=()
+        [[ -n "$via" ]] && gw=(via "$via")
+        ip -n "$P$SRV" route replace "${CADDR[$k]}/32" "${gw[@]}" dev "$dev" congctl "${SCC[$k]}"
+    done
+    cc_setting=$(jq -cn --arg a "${SCC[1]}" --arg b "${SCC[2]}" --arg routes "$(ip -n "$P$SRV" route show)" \
+        '{mechanism: "route per client", what: ("ip route CLIENT/32 ... congctl: stream 1 " + $a + ", stream 2 " + $b),
+          routes: ($routes | split("\n"))}')
+elif [[ " $allowed " == *" $cc "* ]]; then
     ip netns exec "$P$SRV" sysctl -qw "net.ipv4.tcp_congestion_control=$cc"
     srv_default_set=1
     cc_setting=$(jq -cn --arg cc "$cc" '{mechanism: "sysctl", what: ("net.ipv4.tcp_congestion_control=" + $cc + " in the server namespace")}')
@@ -255,7 +282,7 @@ cap() { # NODE IF FILE [FILTER]
     start_capture "$P$1" "$2" "$out/$3" "$SNAPLEN" ${4:+"$4"}   # capture_lib.sh
 }
 cap "$SRV" "${SIF[1]}" server.pcap
-for k in 1 2 3; do cap "${CLI[$k]}" "${CIF[$k]}" "client$k.pcap"; done
+for k in "${ACTIVE[@]}"; do cap "${CLI[$k]}" "${CIF[$k]}" "client$k.pcap"; done
 cap "$BG_SND" "$BG_SIF" tg.pcap udp
 cap "$BG_RCV" "$BG_RIF" sink.pcap udp
 wait_captures_listening || exit 1   # capture_lib.sh
@@ -273,12 +300,14 @@ wait_until() { # TIMEOUT_S CMD...: poll every 0.05 s
 }
 # video servers: one ffmpeg per client, looping the file at its own rate (-re) until stopped
 declare -A FFM
-for k in 1 2 3; do
+for k in "${ACTIVE[@]}"; do
     ip netns exec "$P$SRV" ffmpeg -nostdin -hide_banner -loglevel warning -re -stream_loop -1 -i "$VIDEO" -c copy \
         -f mpegts -listen 1 "http://${SADDR[$k]}:${PORT[$k]}" >>"$LOG" 2>&1 &
     FFM[$k]=$!; pids+=("$!")
 done
-wait_until 20 listening "$P$SRV" t "${PORT[@]}" || { say "the video servers did not listen"; echo "error: the ffmpeg servers did not start" >&2; exit 1; }
+APORTS=()
+for k in "${ACTIVE[@]}"; do APORTS+=("${PORT[$k]}"); done
+wait_until 20 listening "$P$SRV" t "${APORTS[@]}" || { say "the video servers did not listen"; echo "error: the ffmpeg servers did not start" >&2; exit 1; }
 
 SS_INTERVAL_S=0.1   # `ss -tin` sampling interval (meta.json ss_interval_s), as the other capture tools
 # shellcheck disable=SC2016  # $(date) must expand inside the namespace shell
@@ -328,36 +357,36 @@ if [[ $bg_tool != none ]]; then
     say "background flowing: $bg_mbps Mbit/s via $bg_tool ($bg_flows flow(s), $bg_pps packets/s of $BG_IPLEN bytes)"
 fi
 
-# the clients: all three at once, each receiving for S seconds (curl --max-time S: exit 28 is the normal end), the
+# the clients: all (the active ones) at once, each receiving for S seconds (curl --max-time S: exit 28 is the normal end), the
 # received file's size every 0.1 s in video/clientK.progress
 host_load0=$(host_load_sample)
 flow_start_epoch=$(date +%s.%N)
-say "clients start: 3 x http://${SADDR[1]}:${PORT[1]}.. cc=$cc ${duration_s}s"
+say "clients start: ${#ACTIVE[@]} x http://${SADDR[1]}:${PORT[1]}.. cc=$cc ${duration_s}s"
 declare -A CURL
-for k in 1 2 3; do : > "$out/video/client$k.progress"; done
+for k in "${ACTIVE[@]}"; do : > "$out/video/client$k.progress"; done
 # shellcheck disable=SC2016  # a curl -w template
 wfmt='{"client":%s,"url":"%%{url_effective}","http_code":"%%{http_code}","exitcode":%%{exitcode},"size_download":%%{size_download},"time_total":%%{time_total},"speed_download":%%{speed_download},"time_connect":%%{time_connect},"time_starttransfer":%%{time_starttransfer}}\\n'
-for k in 1 2 3; do
+for k in "${ACTIVE[@]}"; do
     # shellcheck disable=SC2059  # the format is ours
     ip netns exec "$P${CLI[$k]}" curl -sS --max-time "$duration_s" --connect-timeout 5 -o "$out/video/client$k.ts" \
         -w "$(printf "$wfmt" "$k")" "http://${SADDR[$k]}:${PORT[$k]}/" > "$out/video/client$k.json" 2>>"$LOG" &
     CURL[$k]=$!; pids+=("$!")
 done
 # shellcheck disable=SC2016  # expands in the inner shell
-bash -c 'while :; do ts=$EPOCHREALTIME; for k in 1 2 3; do
+bash -c 'while :; do ts=$EPOCHREALTIME; for k in "$@"; do
              echo "# ts=$ts bytes=$(stat -c %s "$0/client$k.ts" 2>/dev/null || echo 0)" >> "$0/client$k.progress"; done
-         sleep 0.1; done' "$out/video" &
+         sleep 0.1; done' "$out/video" "${ACTIVE[@]}" &
 prog_pid=$!; pids+=("$!")
-for k in 1 2 3; do
+for k in "${ACTIVE[@]}"; do
     wait_pid_timeout "${CURL[$k]}" $((duration_s + 30)) || true
 done
 kill "$prog_pid" 2>/dev/null || true
 wait "$prog_pid" 2>/dev/null || true
-for k in 1 2 3; do echo "# ts=$EPOCHREALTIME bytes=$(stat -c %s "$out/video/client$k.ts" 2>/dev/null || echo 0)" >> "$out/video/client$k.progress"; done
+for k in "${ACTIVE[@]}"; do echo "# ts=$EPOCHREALTIME bytes=$(stat -c %s "$out/video/client$k.ts" 2>/dev/null || echo 0)" >> "$out/video/client$k.progress"; done
 flow_end_epoch=$(date +%s.%N)
 host_load1=$(host_load_sample)
 say "clients done"
-for k in 1 2 3; do
+for k in "${ACTIVE[@]}"; do
     j=$(tail -1 "$out/video/client$k.json" 2>/dev/null || true)
     if ! jq -e '(.http_code == "200") and (.exitcode == 0 or .exitcode == 28) and (.size_download > 0)' <<<"$j" >/dev/null 2>&1; then
         say "client $k failed: ${j:-no curl output}"
@@ -365,7 +394,7 @@ for k in 1 2 3; do
         exit 1
     fi
 done
-for k in 1 2 3; do kill "${FFM[$k]}" 2>/dev/null || true; done
+for k in "${ACTIVE[@]}"; do kill "${FFM[$k]}" 2>/dev/null || true; done
 
 # the background's end, its logs (sent/received packets and bytes)
 bg_end_epoch=null
@@ -394,17 +423,26 @@ queues1=$(qdisc_json)
   echo "== ip -s link show =="; ip netns exec "$P$L_NS" ip -s link show; } > "$out/links/shared.txt" 2>&1
 
 # ---------------------------------------------------------------------------------------------------------------
-# what the run shows: per client (curl, the captures), the background at the sink, the shared link's queue, the cc
+# what the run shows: per client (curl, the captures, its cc as set and as ss saw it), the background at the sink,
+# the shared link's queue, the cc
+# the stream connections' cc as ss saw it, per server port (the token before wscale: on their info lines)
+cc_by_port=$(awk -v ports=" ${PORT[*]} " '
+    /^# ts=/ {want = 0; next}
+    /^ESTAB/ {split($4, a, ":"); port = a[length(a)]; want = (index(ports, " " port " ") > 0); next}
+    want {for (i = 2; i <= NF; i++) if ($i ~ /^wscale:/) seen[port " " $(i-1)] = 1; want = 0}
+    END {for (s in seen) print s}' "$out/ss/server.txt")
 streams='[]'
 DATA_FILTER() { echo "tcp and src port $1 and (ip[2:2] - ((ip[0]&0xf)<<2) - ((tcp[12]&0xf0)>>2)) > 0"; }
-for k in 1 2 3; do
+for k in "${ACTIVE[@]}"; do
+    obs=$(awk -v p="${PORT[$k]}" '$1 == p {print $2}' <<<"$cc_by_port" | sort -u | jq -Rcs 'split("\n") | map(select(. != ""))')
     sp=$(tcpdump -r "$out/server.pcap" -nn "$(DATA_FILTER "${PORT[$k]}")" 2>/dev/null | wc -l)
     cp=$(tcpdump -r "$out/client$k.pcap" -nn "$(DATA_FILTER "${PORT[$k]}")" 2>/dev/null | wc -l)
     streams=$(jq -c --argjson k "$k" --argjson c "$(tail -1 "$out/video/client$k.json")" --argjson sp "$sp" --argjson cp "$cp" \
         --arg srv "$SRV" --arg cli "${CLI[$k]}" --arg sa "${SADDR[$k]}" --arg ca "${CADDR[$k]}" --arg sif "${SIF[$k]}" \
-        --arg cif "${CIF[$k]}" --argjson port "${PORT[$k]}" --argjson t "$duration_s" '
+        --arg cif "${CIF[$k]}" --argjson port "${PORT[$k]}" --argjson t "$duration_s" --arg scc "${SCC[$k]}" --argjson obs "$obs" '
         . + [{stream: $k, server: $srv, client: $cli, server_addr: $sa, client_addr: $ca, server_if: $sif, client_if: $cif,
-              port: $port, received_bytes: $c.size_download, received_kbps: ($c.size_download * 8 / $t / 1000),
+              port: $port, cc: $scc, cc_observed: $obs, received_bytes: $c.size_download,
+              received_kbps: ($c.size_download * 8 / $t / 1000),
               curl: $c, server_data_pkts: $sp, client_data_pkts: $cp}]' <<<"$streams")
 done
 udp_obs() { # PCAP -> {packets, ip_bytes, first, last, mbps} of the background (UDP to its ports)
@@ -436,13 +474,8 @@ background=$(jq -cn --arg tool "$bg_tool" --argjson r "$bg_mbps" --argjson flows
      flows: $flows, packets_per_s: $pps, duration_s: (if $tool == "none" then null else $dur end),
      start_epoch: $t0, end_epoch: $t1, counts: $counts, observed_tg: $tg, observed_sink: $sink,
      observed_mbps: $sink.mbps}')
-# the stream connections' cc as ss saw it (the token before wscale: on their info lines)
-cc_observed=$(awk -v ports=" ${PORT[*]} " '
-    /^# ts=/ {want = 0; next}
-    /^ESTAB/ {split($4, a, ":"); want = (index(ports, " " a[length(a)] " ") > 0); next}
-    want {for (i = 2; i <= NF; i++) if ($i ~ /^wscale:/) seen[$(i-1)] = 1; want = 0}
-    END {s = ""; for (c in seen) s = s (s == "" ? "" : " ") c; print s}' "$out/ss/server.txt")
-cc_observed=$(jq -cn --arg s "$cc_observed" '$s | split(" ") | map(select(. != "")) | sort')
+# every cc ss saw on the stream connections
+cc_observed=$(awk '{print $2}' <<<"$cc_by_port" | sort -u | jq -Rcs 'split("\n") | map(select(. != ""))')
 queues=$(jq -cn --argjson a "$queues0" --argjson b "$queues1" --arg ifa "$L_IFA" --arg ifb "$L_IFB" '
     def leaf($t; $dev): ($t | map(select(.dev == $dev and .handle == "10:")) | .[0]);
     def root($t; $dev): ($t | map(select(.dev == $dev and .root)) | .[0]);

@@ -35,7 +35,9 @@ def test_bundle_is_columnar_and_identical_to_before_its_conversion(bundle):
     assert verify(bundle) == []
     if "converted" not in m:          # bundled straight in the columnar format: the digests of what was bundled
         rec, df = m["digests"], load_campaign(bundle, jobs=1, progress=False)
-        assert (rows_digest(df), runs_digest(df)) == (rec["rows_sha256"], rec["runs_sha256"])
+        # the rows as stored (a column the family's rows gained since, or a newer definition version, changes what
+        # load_campaign gives, not what was bundled)
+        assert (rows_digest(stored_rows(bundle)), runs_digest(df)) == (rec["rows_sha256"], rec["runs_sha256"])
         return
     rec = m["converted"]
     df = load_campaign(bundle, jobs=1, progress=False)

@@ -72,20 +72,24 @@ def test_family_004_is_netns_only():
 
 def test_paper002_matches_the_papers_tests():
     c = load_campaign(REPO / "campaigns/paper002.yaml")
-    assert c.family == "002" and len(c.runs) == 5 * 2 * 10
+    assert c.family == "002" and len(c.runs) == 4 * 2 * 10 + 10      # test 5: both ccs at once, one run each rep
     bg = {r.experiment: r.background_mbps for r in c.runs}
     assert bg == {"test1": 0, "test2": 8, "test3": 16, "test4": 24, "test5": 90}   # fractions of 100 Mbit/s
     dur = {r.experiment: r.duration_s for r in c.runs}
     assert dur == {"test1": 220, "test2": 220, "test3": 220, "test4": 220, "test5": 10}
-    assert {r.cc for r in c.runs} == {"cubic", "pcc_vivace"} and {r.video_kbps for r in c.runs} == {3600}
+    assert {r.cc for r in c.runs if r.experiment != "test5"} == {"cubic", "pcc_vivace"}
+    assert {r.cc for r in c.runs if r.experiment == "test5"} == {"cubic+pcc_vivace"}    # "secara bersamaan"
+    assert {r.video_kbps for r in c.runs} == {3600}
     r = next(r for r in c.runs if r.run_id == "test2__pcc_vivace__rep03")
     assert r.args() == ["--family", "002", "--experiment", "test2", "--cc", "pcc_vivace", "--duration-s", "220",
                         "--background-mbps", "8", "--video-kbps", "3600", "--rep", "3"]
     smoke = load_campaign(REPO / "campaigns/paper002.yaml", "smoke")
     assert sorted(r.run_id for r in smoke.runs) == ["test1__cubic__t8s__rep01", "test1__pcc_vivace__t8s__rep01",
-                                                    "test5__cubic__t6s__rep01", "test5__pcc_vivace__t6s__rep01"]
+                                                    "test5__cubic+pcc_vivace__t6s__rep01"]
+    r5 = next(r for r in smoke.runs if r.experiment == "test5")
+    assert r5.args()[:6] == ["--family", "002", "--experiment", "test5", "--cc", "cubic+pcc_vivace"]
     sample = load_campaign(REPO / "campaigns/paper002.yaml", "sample")
-    assert len(sample.runs) == 30 and {r.duration_s for r in sample.runs if r.experiment == "test5"} == {10}
+    assert len(sample.runs) == 27 and {r.duration_s for r in sample.runs if r.experiment == "test5"} == {10}
 
 
 def test_paper002_bad_values(tmp_path):
@@ -98,4 +102,7 @@ def test_paper002_bad_values(tmp_path):
         load_campaign(f)
     f.write_text("name: t\nfamily: '002'\nexperiments:\n- experiment: test2\n  cc: vivace\n")
     with pytest.raises(UserError, match="unknown cc 'vivace'"):
+        load_campaign(f)
+    f.write_text("name: t\nfamily: '002'\nexperiments:\n- experiment: test5\n  cc: cubic+cubic\n")
+    with pytest.raises(UserError, match="at most two different congestion controls joined by"):
         load_campaign(f)

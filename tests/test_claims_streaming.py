@@ -373,3 +373,45 @@ def test_the_bundled_dataset_gets_specific_explanations():
     res = evaluate(load_campaign(d, progress=False, jobs=1), n_boot=999)
     for r in res[res["verdict"] != "reproduced"].to_dict("records"):
         assert r["explanation_text"] != generic(copy.deepcopy(r))["explanation_text"], r["claim_id"]
+
+
+def test_test5_with_both_ccs_at_once_is_judged_on_paired_differences():
+    """Test 5 recorded as the paper ran it (both ccs at once, one client each: cc_pair): each run is one replicate of
+    each cc, and a gap at test 5 is the one-sample t of the per-run differences. Here PCC's throughput is 90-110
+    kbit/s below CUBIC's in every run while the runs themselves vary by ±500 kbit/s: the paired test sees the
+    difference, independent samples (Welch) would not."""
+    df = _rows(tests=(1, 2, 3, 4))
+    rows = []
+    for rep, level, gap in zip((1, 2, 3), (2500.0, 3000.0, 3500.0), (90.0, 100.0, 110.0)):
+        for k, cc, thr in ((1, "cubic", level), (2, "pcc_vivace", level - gap)):
+            r = dict.fromkeys(streaming.COLUMNS, np.nan)
+            r.update({"run_id": f"test5__cubic+pcc_vivace__rep{rep:02d}", "family": "002", "experiment": "test5",
+                      "cc": cc, "cc_pair": "cubic+pcc_vivace", "rep": rep, "client": k, "background_mbps": 90.0,
+                      "video_kbps": 3600.0, "duration_s": 10.0, "throughput_kbps": thr,
+                      "delay_mean_ms": 40.0 + rep, "loss_pct": 0.5})
+            rows.append(r)
+    runs = df.attrs["runs"]
+    both = pd.concat([df, pd.DataFrame(rows, columns=streaming.COLUMNS)], ignore_index=True)
+    both = streaming.typed(both)
+    both.attrs["runs"] = pd.concat([runs, pd.DataFrame(
+        [{"run_id": f"test5__cubic+pcc_vivace__rep{rep:02d}", "status": "complete", "reason": "",
+          "experiment": "test5", "cc": "cubic+pcc_vivace", "background_mbps": 90.0, "video_kbps": 3600.0,
+          "duration_s": 10, "rep": rep} for rep in (1, 2, 3)])], ignore_index=True)
+    table = sc.run_table(both)
+    five = table[table["test"] == 5]
+    assert len(five) == 6 and set(five["cc"]) == {"cubic", "pcc_vivace"} and five["cc_pair"].notna().all()
+    assert list(sc.paired_differences(table, "thr", 5, "pcc_vivace", "cubic")) == pytest.approx([-90, -100, -110])
+    res = evaluate(both, n_boot=200).set_index("claim_id")
+    assert res.loc["002-S19", "test"] == "paired t"                   # PCC's throughput below CUBIC's at test 5
+    assert res.loc["002-S19", "ours"] == pytest.approx(-100.0)
+    assert res.loc["002-S19", "verdict"] == "reproduced"
+    assert "both at once in each run" in res.loc["002-S19", "note"]
+    assert res.loc["002-S42", "ours"] == pytest.approx(3000.0)       # CUBIC's client at test 5, mean over runs
+    # the same values as runs of one cc each: independent samples, Welch's interval spans 0
+    alone = table.copy()
+    alone.loc[alone["test"] == 5, "cc_pair"] = None
+    assert sc.paired_differences(alone, "thr", 5, "pcc_vivace", "cubic") is None
+    x, y = (alone[(alone["test"] == 5) & (alone["cc"] == c)]["thr"].to_numpy() for c in ("pcc_vivace", "cubic"))
+    from analysis.claims import core
+    e = core.two_sample(x, y, core.region("<", 0.0), 0.05)
+    assert e.lo < 0 < e.hi

@@ -244,3 +244,25 @@ def test_playback_bad_input(args, msg):
         playback_stalls(*args)
     with pytest.raises(AnalysisError, match="before the request"):
         playback_stalls([0, 1], [10, 20], 1000.0, t_request=0.5)
+
+
+def test_two_ccs_at_once_give_one_row_per_streaming_client_with_its_cc(tmp_path):
+    """The paper's test 5 ran PCC Vivace and CUBIC "secara bersamaan": one run, stream 1 with cubic and stream 2
+    with pcc_vivace (meta.json streams[].cc), client 3 idle (no capture, no stream)."""
+    d = _write_run(tmp_path, "test5__cubic+pcc_vivace__rep01", experiment="test5", background_mbps=90.0)
+    (d / "client3.pcap").unlink()
+    srv_two = [p for k in (1, 2) for p in _stream(k)[0]]
+    write_pcap(d / "server.pcap", sorted(srv_two, key=lambda p: p[0]), t0=T0, snaplen=128)
+    for f in ("params.json", "meta.json"):
+        j = json.loads((d / f).read_text())
+        (j if f == "params.json" else j["params"])["cc"] = "cubic+pcc_vivace"
+        if f == "meta.json":
+            j["streams"] = [{"stream": 1, "cc": "cubic"}, {"stream": 2, "cc": "pcc_vivace"}]
+        (d / f).write_text(json.dumps(j))
+    df = streaming.analyze_run(d)
+    assert list(df["client"]) == [1, 2] and list(df["cc"]) == ["cubic", "pcc_vivace"]
+    assert list(df["cc_pair"]) == ["cubic+pcc_vivace"] * 2
+    x = df["throughput_kbps"].to_numpy()
+    assert list(df["jain_index"]) == pytest.approx([x.sum() ** 2 / (2 * (x ** 2).sum())] * 2)   # n = 2 clients
+    one = streaming.analyze_run(_write_run(tmp_path, "test2__cubic__rep01"))
+    assert one["cc_pair"].isna().all() and (one["cc"] == "cubic").all()

@@ -1,5 +1,5 @@
 """The smoke profile of study 002 for real on the netns backend (root; CI runs it): ``campaigns/paper002.yaml
---profile smoke`` (tests 1 and 5 x cubic / pcc_vivace) end to end through the campaign runner, then the dataset and the
+--profile smoke`` (test 1 x cubic / pcc_vivace, test 5 with both at once) end to end through the campaign runner, then the dataset and the
 scorecard on it: every statement of data/reference/002 gets a verdict (or "not run" with its reason)."""
 import json
 import os
@@ -31,13 +31,14 @@ def _runs(out):
 def test_002_smoke_runs_complete(smoke002):
     runs = _runs(smoke002)
     assert sorted(runs) == ["test1__cubic__t8s__rep01", "test1__pcc_vivace__t8s__rep01",
-                            "test5__cubic__t6s__rep01", "test5__pcc_vivace__t6s__rep01"]
+                            "test5__cubic+pcc_vivace__t6s__rep01"]
     for name, d in runs.items():
         if (d / "SKIPPED").exists():   # a kernel without BPF struct_ops congestion controls
             assert "not available on this kernel" in (d / "SKIPPED").read_text(), name
             continue
         assert (d / "COMPLETE").exists(), name
-        for f in ("server.pcap", "client1.pcap", "client2.pcap", "client3.pcap", "meta.json", "ss/server.txt",
+        clients = (1, 2) if "+" in name else (1, 2, 3)
+        for f in ("server.pcap", *(f"client{k}.pcap" for k in clients), "meta.json", "ss/server.txt",
                   "video/client1.progress"):
             assert (d / f).exists(), f"{name}: {f}"
         meta = json.loads((d / "meta.json").read_text())
@@ -53,6 +54,9 @@ def test_002_smoke_dataset_and_scorecard(smoke002):
     complete = [n for n, d in _runs(smoke002).items() if (d / "COMPLETE").exists()]
     assert set(df["run_id"]) == set(complete)
     assert sorted(set(df["client"])) == [1, 2, 3]
+    t5 = df[df["experiment"] == "test5"]                      # both ccs at once, one client each
+    if len(t5):
+        assert sorted(zip(t5["client"], t5["cc"])) == [(1, "cubic"), (2, "pcc_vivace")]
     # each client gets about the video's bitrate (3600 kbit/s) without background
     t1 = df[df["experiment"] == "test1"]
     assert ((t1["throughput_kbps"] > 0.75 * 3600) & (t1["throughput_kbps"] < 1.25 * 3600)).all(), t1["throughput_kbps"]

@@ -12,10 +12,12 @@ data takes from source to destination and packet loss (%) as the packets lost of
 captures; how each is computed from the capture is not printed (data/reference/002/README.md). Here, one row per
 (run, client) — columns :data:`COLUMNS`:
 
-* parameters: run_id, campaign, family, experiment (test1..test5), cc, background_mbps (configured UDP background,
+* parameters: run_id, campaign, family, experiment (test1..test5), cc (the congestion control of this client's
+  stream: meta.json ``streams[].cc``, else the run's), cc_pair (the run's ``a+b`` when two ccs streamed at once, one
+  client each, the paper's test 5; None otherwise), background_mbps (configured UDP background,
   Mbit/s), background_tool (d-itg | iperf3), video_kbps (the video's nominal CBR bitrate, kbit/s), shared_link_mbit
   (the shared link's rate, Mbit/s), duration_s (s), rep, backend, kernel, host_cpu_pressure_pct (%), self_check_ok,
-  client (K).
+  client (K; the clients that streamed: meta.json ``streams``, else 1-3).
 * throughput_kbps: TCP payload arriving at the client capture for the first time (a retransmission filling a hole
   counts, a duplicate does not: ``analysis.metrics.throughput.first_delivery_bytes``) x 8 over the stream's first to
   last data packet there, kbit/s (1 kbit = 1000 bit); received_payload_bytes: that payload, bytes.
@@ -39,7 +41,8 @@ captures; how each is computed from the capture is not printed (data/reference/0
   sent, datagram counts; NaN when the sink saw more than the generator's capture, i.e. a capture drop); the
   background is the UDP traffic from the address sending the most UDP bytes in ``tg.pcap`` to its main destination;
   NaN without background datagrams (test 1). jain_index: Jain's index J = (Σx)² / (n·Σx²) of the clients'
-  throughput_kbps (n = the number of clients; a client without a value counts as 0; ``analysis.metrics.fairness``).
+  throughput_kbps (n = the number of clients that streamed; a client without a value counts as 0;
+  ``analysis.metrics.fairness``).
 """
 from __future__ import annotations
 
@@ -61,7 +64,7 @@ CAPTURES = ("server.pcap",) + tuple(f"client{k}.pcap" for k in CLIENTS) + ("tg.p
 NAN = float("nan")
 
 PARAM_COLUMNS = [
-    "run_id", "campaign", "family", "experiment", "cc", "background_mbps", "background_tool", "video_kbps",
+    "run_id", "campaign", "family", "experiment", "cc", "cc_pair", "background_mbps", "background_tool", "video_kbps",
     "shared_link_mbit", "duration_s", "rep", "backend", "kernel", "host_cpu_pressure_pct", "self_check_ok", "client",
 ]
 METRIC_COLUMNS = [
@@ -70,7 +73,7 @@ METRIC_COLUMNS = [
     "background_sent_mbps", "background_received_mbps", "background_loss_pct", "jain_index",
 ]
 COLUMNS = PARAM_COLUMNS + METRIC_COLUMNS
-TEXT_COLS = ["run_id", "campaign", "family", "experiment", "cc", "background_tool", "backend", "kernel"]
+TEXT_COLS = ["run_id", "campaign", "family", "experiment", "cc", "cc_pair", "background_tool", "backend", "kernel"]
 INT_COLS = ["client", "rep"]
 FLOAT_COLS = [c for c in COLUMNS if c not in TEXT_COLS + INT_COLS + ["self_check_ok"]]
 SORT = ["run_id", "client"]
@@ -205,7 +208,9 @@ def _base(run_dir: Path, p: dict, meta: dict) -> dict:
     rep = _num(p.get("rep"))
     return {
         "run_id": run_dir.name, "campaign": p.get("campaign"), "family": str(p.get("family") or meta.get("family")),
-        "experiment": p.get("experiment"), "cc": p.get("cc"), "background_mbps": _num(p.get("background_mbps")),
+        "experiment": p.get("experiment"), "cc": p.get("cc"),
+        "cc_pair": p.get("cc") if "+" in str(p.get("cc") or "") else None,
+        "background_mbps": _num(p.get("background_mbps")),
         "background_tool": p.get("background_tool") or meta.get("background_tool"),
         "video_kbps": _num(p.get("video_kbps")), "shared_link_mbit": _num(p.get("shared_link_mbit")),
         "duration_s": _num(p.get("duration_s")), "rep": int(rep) if np.isfinite(rep) else -1,
@@ -248,8 +253,11 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
         return runmeta.read_capture(cp, buffers.pop(cp, None))
 
     server = capture("server.pcap")
+    streams = {int(st["stream"]): st for st in meta.get("streams") or []
+               if isinstance(st, dict) and isinstance(st.get("stream"), int)}
+    clients = sorted(streams) or list(CLIENTS)
     per = []
-    for k in CLIENTS:
+    for k in clients:
         port = BASE_PORT + k
         client = capture(f"client{k}.pcap")
         m = flow_capture_metrics(_on_port(server, port), _on_port(client, port), port, f"{run_dir.name} client {k}")
@@ -258,12 +266,13 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
         prog = runmeta.capture_path(run_dir, f"video/client{k}.progress")
         m.update(client_playback(prog, rate, _request_time(client, port)))
         m["client"] = k
+        m["cc"] = (streams.get(k) or {}).get("cc") or base["cc"]
         per.append(m)
     background_expected = np.isfinite(base["background_mbps"]) and base["background_mbps"] > 0
     tg, sink = capture("tg.pcap", background_expected), capture("sink.pcap", background_expected)
     bg = (background_stats(tg, sink) if tg is not None and sink is not None else
           {"background_sent_mbps": NAN, "background_received_mbps": NAN, "background_loss_pct": NAN})
-    run = dict(bg, jain_index=jain_of_clients([m["throughput_kbps"] for m in per], len(CLIENTS)))
+    run = dict(bg, jain_index=jain_of_clients([m["throughput_kbps"] for m in per], len(clients)))
     rows = []
     for m in per:
         row = dict.fromkeys(COLUMNS, NAN)

@@ -852,7 +852,8 @@ def _manifest(camp, df, runs, metas, captured, no_room, untried, without, max_mb
             kernels.add(str(m["kernel"]))
         if m.get("backend"):
             backends.add(str(m["backend"]))
-    wanted = set(runs["cc"].dropna()) | (set(runs["cc2"].dropna()) if "cc2" in runs else set())
+    wanted = {c for v in runs["cc"].dropna() for c in str(v).split("+")}   # "a+b": both at once (study 002)
+    wanted |= set(runs["cc2"].dropna()) if "cc2" in runs else set()
     skipped = runs[runs["status"] == "skipped"]
     reasons = Counter(str(x) for x in skipped["reason"])
     not_analysed = {r["run_id"]: r["reason"] for _, r in runs.iterrows()

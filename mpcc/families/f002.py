@@ -8,11 +8,14 @@ paper's 1 Gbit/s link = 0.08/0.16/0.24 of capacity -> 8/16/24 Mbit/s on our 100 
 (90 % of capacity -> 90 Mbit/s, 10-s runs). Topology ``testbed/families/002/topology.json``; capture tool
 ``capture_tools/run_streaming.sh`` (netns); docs/families.md "Study 002".
 
-Campaign keys: ``experiment``, ``reps``, ``cc`` (cubic, pcc_vivace, or any cc the capture tool accepts),
+Campaign keys: ``experiment``, ``reps``, ``cc`` (cubic, pcc_vivace, or any cc the capture tool accepts; two joined
+by ``+``, e.g. ``cubic+pcc_vivace``: both at once in one run, stream 1 with the first and stream 2 with the second,
+client 3 idle: the paper's test 5, "secara bersamaan"),
 ``background_mbps`` (UDP background, Mbit/s; default: the test's own), ``video_kbps`` (the video's CBR bitrate,
 kbit/s), ``duration_s`` (whole seconds). Every list-valued key is a factor.
 Run ids: ``<experiment>__<cc>[__bg<mbps>mbps][__v<kbps>kbps][__t<duration>s]__repNN``, e.g. ``test2__pcc_vivace__rep01``,
-``test1__cubic__t8s__rep01`` (tags only for values that differ from the test's defaults).
+``test1__cubic__t8s__rep01``, ``test5__cubic+pcc_vivace__rep01`` (tags only for values that differ from the test's
+defaults).
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mpcc.errors import UserError
-from mpcc.families.common import REPO, experiment_header, factor_values, num
+from mpcc.families.common import REPO, as_list, experiment_header, factor_values, num
 
 FAMILY = "002"
 TITLE = "PCC Vivace vs CUBIC video streaming under UDP background traffic (study 002)"
@@ -76,12 +79,27 @@ class Run:
                 "--video-kbps", num(self.video_kbps), "--rep", str(self.rep)]
 
 
+def cc_values(value, where: str) -> list:
+    """The values of the ``cc`` factor: each a cc of :data:`CCS`, or two different ones joined by ``+`` (both at
+    once in one run); one-line UserErrors."""
+    vals = as_list(value)
+    for v in vals:
+        parts = v.split("+") if isinstance(v, str) else [v]
+        factor_values("cc", parts, NUMERIC, CCS, where)
+        if len(parts) > 2 or (len(parts) == 2 and parts[0] == parts[1]):
+            raise UserError(f"{where}: cc {v!r}: at most two different congestion controls joined by +")
+    return factor_values("cc", vals, NUMERIC, tuple(v for v in vals if isinstance(v, str)), where)
+
+
 def check_defaults(defaults: dict, where: str) -> None:
     unknown = set(defaults) - set(NUMERIC) - {"cc"}
     if unknown:
         raise UserError(f"{where}: unknown default(s) {', '.join(sorted(unknown))}")
     for k, v in defaults.items():
-        factor_values(k, v, NUMERIC, CCS, f"{where}: defaults")
+        if k == "cc":
+            cc_values(v, f"{where}: defaults")
+        else:
+            factor_values(k, v, NUMERIC, CCS, f"{where}: defaults")
 
 
 def expand(exp: dict, defaults: dict, reps: int, where: str) -> list[Run]:
@@ -94,7 +112,8 @@ def expand(exp: dict, defaults: dict, reps: int, where: str) -> list[Run]:
     if "duration_s" not in exp and "duration_s" not in defaults:
         merged["duration_s"] = dur
     keys = ["cc", "background_mbps", "video_kbps", "duration_s"]
-    factors = [factor_values(k, merged[k], NUMERIC, CCS, where) for k in keys]
+    factors = [cc_values(merged[k], where) if k == "cc" else factor_values(k, merged[k], NUMERIC, CCS, where)
+               for k in keys]
     runs = []
     for combo in itertools.product(*factors):
         v = dict(zip(keys, combo))
