@@ -67,7 +67,7 @@ while IFS= read -r line || [[ -n "$line" ]]; do
     [[ -f "$c" ]] || die "$where: no campaign file $c"
     [[ "$p" == - || "$p" =~ ^[a-z0-9_-]+$ ]] || die "$where: bad profile '$p'"
     [[ "$e" == - || "$e" =~ ^[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*$ ]] || die "$where: experiments must be - or E[,E...], got '$e'"
-    cname=$(sed -n 's/^name:[[:space:]]*\([A-Za-z0-9._-]*\).*/\1/p' "$c" | head -1)
+    cname=$(sed -n '/^name:/{s/^name:[[:space:]]*\([A-Za-z0-9._-]*\).*/\1/p;q;}' "$c")
     [[ -n "$cname" ]] || die "$where: $c has no name"
     [[ "$j" =~ ^[1-9][0-9]?$ ]] || die "$where: jobs must be 1..99, got '$j'"
     [[ "$b" =~ ^data/[A-Za-z0-9._-]+$ ]] || die "$where: the bundle must be data/NAME, got '$b'"
