@@ -278,11 +278,11 @@ def _filled_without_captures(run_dir: Path, ddir: Path, df: pd.DataFrame, fam, t
         return df
 
     def read_file(rel: str) -> bytes | None:
-        for p in (run_dir / rel, run_dir / f"{rel}.xz"):
-            if p.is_file():
-                with open_decompressed(p) as f:
-                    return f.read()
-        return None
+        p = runmeta.capture_path(run_dir, rel)      # plain or compressed
+        if p is None:
+            return None
+        with open_decompressed(p) as f:
+            return f.read()
 
     meta = runmeta._read_json(run_dir / "meta.json") or {}
     out = _with_columns(fill(df, read_file, meta), fam)

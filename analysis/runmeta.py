@@ -115,6 +115,13 @@ def capture_path(run_dir, name: str) -> Path | None:
     return None
 
 
+def has_captures(run_dir) -> bool:
+    """The run directory holds at least one of its study family's raw captures (plain, .xz or .gz). A run restored
+    from a bundle that did not ship its captures (``mpcc campaign run --resume-from``) has none."""
+    from analysis.families import family_of_run, get
+    return any(capture_path(run_dir, name) is not None for name in get(family_of_run(run_dir)).CAPTURES)
+
+
 def run_files(run_dir, captures) -> dict[str, Path]:
     """{logical name: file} of a run's markers (params.json, meta.json, COMPLETE) and of its ``captures`` found plain
     or compressed (:func:`capture_path`), listed under their plain names: the start of every study family's

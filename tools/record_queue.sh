@@ -43,7 +43,7 @@ while [[ $# -gt 0 ]]; do
         --dry-run) dry=1; shift ;;
         -h|--help) usage ;;
         -*) die "unknown option $1" ;;
-        *) [[ -z "$name" ]] || die "one NAME only"; name=$1; shift ;;
+        *) [[ -z "$name" ]] || die "one ID only"; name=$1; shift ;;
     esac
 done
 case "$cmd" in status|run|bundle|stop) ;; *) die "unknown command '$cmd' (status, run, bundle, stop)" ;; esac
@@ -88,7 +88,7 @@ finished_here() { # ID -> finished runs of its campaign in data/raw/DIR
     [[ -d "$d" ]] || { echo 0; return; }
     find "$d" -mindepth 2 -maxdepth 2 \( -name COMPLETE -o -name SKIPPED \) ! -path '*.incomplete-*' | wc -l
 }
-in_bundle() { # NAME -> runs the bundle lists, or - without one
+in_bundle() { # ID -> runs its bundle lists, or - without one
     local b="${BUNDLE[$1]}/bundle.json"
     [[ -f "$b" ]] || { echo -; return; }
     "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1])).get("runs_total", "?"))' "$b" 2>/dev/null || echo "?"

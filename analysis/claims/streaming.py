@@ -199,7 +199,7 @@ def run_table(df: pd.DataFrame) -> pd.DataFrame:
     sent, loss = num("sent_pkts"), num("loss_pct")
     pair = df["cc_pair"] if "cc_pair" in df.columns else pd.Series(None, index=df.index, dtype=object)
     d = pd.DataFrame({"run_id": df["run_id"].astype(str), "experiment": df["experiment"], "cc": df["cc"],
-                      "cc_pair": pair.astype(object).where(pair.notna(), ""),
+                      "cc_pair": pair,
                       "background_mbps": num("background_mbps"), "video_kbps": num("video_kbps"),
                       "duration_s": num("duration_s"), "rep": num("rep"), "link_mbit": num("shared_link_mbit"),
                       "thr": num("throughput_kbps"), "delay": num("delay_mean_ms"), "loss": loss,
@@ -213,7 +213,7 @@ def run_table(df: pd.DataFrame) -> pd.DataFrame:
     for c in ("sent_pkts", "lost_pkts"):
         out[c] = g[c].sum(min_count=1).where(g[c].count() == g.size())   # NaN unless every client has it
     out["test"] = [test_number(e) for e in out["experiment"]]
-    out["cc_pair"] = out["cc_pair"].where(out["cc_pair"] != "", None)
+    out["cc_pair"] = out["cc_pair"].astype(object).where(out["cc_pair"].notna(), None)
     return out.reset_index()[cols]
 
 

@@ -237,6 +237,15 @@ def ping_window_stats(log: PingLog, t0: float, t1: float) -> dict:
             "flood_ping_loss_pct": 100.0 * lost / sent.size if sent.size else NAN}
 
 
+def ping_columns(log: PingLog, flood_window: tuple[float, float] | None) -> dict:
+    """The row's ping columns of one path: :func:`ping_stats`, and :func:`ping_window_stats` over ``flood_window``
+    (epoch s) when the run had a flood."""
+    vals = ping_stats(log)
+    if flood_window is not None:
+        vals.update(ping_window_stats(log, *flood_window))
+    return vals
+
+
 def flood_window_from_meta(meta: dict) -> tuple[float, float] | None:
     """The UDP flood's observed window (epoch s: its first to last datagram at the client, meta.json flood.observed),
     None when meta.json does not record one."""
@@ -257,18 +266,13 @@ def fill_without_captures(rows: pd.DataFrame, read_file, meta: dict) -> pd.DataF
             rows[c] = NAN
     rows["ping_interval_s"] = _num(((meta.get("params") if isinstance(meta, dict) else None) or {})
                                    .get("ping_interval_s"))
-    window = flood_window_from_meta(meta)
     flood = np.isfinite(pd.to_numeric(rows["udp_flood_mbps"], errors="coerce")).any()
+    window = flood_window_from_meta(meta) if flood else None
     for i, k in zip(rows.index, rows["path"]):
         text = read_file(f"ping/path{int(k)}.txt")
-        if text is None:
-            continue
-        log = parse_ping(text)
-        vals = ping_stats(log)
-        if flood and window is not None:
-            vals.update(ping_window_stats(log, *window))
-        for c, v in vals.items():
-            rows.at[i, c] = v
+        if text is not None:
+            for c, v in ping_columns(parse_ping(text), window).items():
+                rows.at[i, c] = v
     return rows
 
 
@@ -461,10 +465,8 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
         def window(a, b):
             return float(sum(goodput_mbps(m["_data"], a, b) for m in per.values() if m["_data"] is not None))
         obs = ((meta.get("flood") or {}).get("observed") or {}) if isinstance(meta.get("flood"), dict) else {}
-        a, b = _num(obs.get("first_pkt_epoch")), _num(obs.get("last_pkt_epoch"))
-        if not (np.isfinite(a) and np.isfinite(b) and b > a):
-            a, b = t0 + fs, t0 + fe          # no observed flood packets: the scheduled window
-        flood_window = (a, b)
+        # no observed flood packets: the scheduled window
+        a, b = flood_window = flood_window_from_meta(meta) or (t0 + fs, t0 + fe)
         flood["flood_goodput_mbps"] = window(a, b)
         flood["pre_flood_goodput_mbps"] = window(t0, a) if a > t0 else NAN
         tx, rx = _num(obs.get("client_pkts")), _num(obs.get("server_pkts"))
@@ -489,14 +491,12 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
                 w = window_delay_stats(m["_matched"], *flood_window)
                 m.update({"flood_owd_mean_ms": w["owd_mean_ms"], "flood_jitter_ms": w["jitter_ms"],
                           "flood_path_loss_pct": w["loss_pct"]})
-            if k in pings:
-                m.update(ping_window_stats(pings[k], *flood_window))
         row = dict.fromkeys(COLUMNS, NAN)
         row.update(base)
         row.update(flood)
         row.update({key: v for key, v in m.items() if not key.startswith("_")})
         if k in pings:
-            row.update(ping_stats(pings[k]))
+            row.update(ping_columns(pings[k], flood_window))
         kind = None
         if m["_data"] is not None:
             kind = "tcp" if p.get("transport") != "mptcp" else kinds.get(m["_key"], "unknown")

@@ -103,12 +103,6 @@ class Room:
         return f"{gb(free)} free on the file system of {self.out}, below the floor of {gb(floor)} ({why})"
 
 
-def has_captures(run_dir: Path) -> bool:
-    """Whether a run directory holds its raw captures (``*.pcap``, also compressed); a run restored from a bundle
-    (``--resume-from``) that did not ship them holds its derived tables only."""
-    return any(run_dir.glob("*.pcap")) or any(run_dir.glob("*.pcap.*"))
-
-
 def estimate(out: Path, n_left: int) -> str | None:
     """A dry run's disk line: what the complete runs of ``out`` take, what ``n_left`` more need at the median size
     of the runs that hold their captures (a run restored from a bundle without them is no measure of a new one;
@@ -116,6 +110,7 @@ def estimate(out: Path, n_left: int) -> str | None:
     done = complete_runs(out)
     if not done:
         return None
+    from analysis.runmeta import has_captures
     sizes = [dir_bytes(d) for d in done]
     recorded = [b for d, b in zip(done, sizes) if has_captures(d)] or sizes
     med = statistics.median(recorded)

@@ -348,13 +348,6 @@ def _stage_captures(camp: Path, run_ids: list[str], stage: Path, jobs: int, deri
         list(ex.map(lambda w: _xz_to(*w), work))
 
 
-def _has_captures(run_dir: Path) -> bool:
-    """The run directory holds at least one of its raw captures (plain, .xz or .gz). A run restored from a bundle
-    that did not ship its captures (``mpcc campaign run --resume-from``) has none."""
-    from analysis.runmeta import capture_path
-    return any(capture_path(run_dir, name) is not None for name in _captures(run_dir))
-
-
 def _add_captures(src: Path, dst: Path, stage: Path | None = None) -> int:
     """Raw captures of one run, xz'd, with plain iperf3 JSON and a recomputed fingerprint; returns bytes added."""
     from analysis.dataset import fingerprint
@@ -586,7 +579,8 @@ def run(args) -> int:
         _check_room(size, budget, f"the runs alone take {{}} MB{as_written}", args.max_mb)
         analysed = set(df["run_id"])
         sources = runs[runs["run_id"].isin(analysed)]
-        has = sources["run_id"].map(lambda rid: _has_captures(camp / "runs" / rid)).astype(bool)
+        from analysis.runmeta import has_captures
+        has = sources["run_id"].map(lambda rid: has_captures(camp / "runs" / rid)).astype(bool)
         without = sorted(sources.loc[~has, "run_id"])   # e.g. restored from a bundle without them
         candidates = capture_priority(sources.loc[has])
         archived = None

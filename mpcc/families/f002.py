@@ -83,12 +83,19 @@ def cc_values(value, where: str) -> list:
     """The values of the ``cc`` factor: each a cc of :data:`CCS`, or two different ones joined by ``+`` (both at
     once in one run); one-line UserErrors."""
     vals = as_list(value)
+    if not vals:
+        raise UserError(f"{where}: cc is an empty list")
     for v in vals:
         parts = v.split("+") if isinstance(v, str) else [v]
         factor_values("cc", parts, NUMERIC, CCS, where)
         if len(parts) > 2 or (len(parts) == 2 and parts[0] == parts[1]):
             raise UserError(f"{where}: cc {v!r}: at most two different congestion controls joined by +")
-    return factor_values("cc", vals, NUMERIC, tuple(v for v in vals if isinstance(v, str)), where)
+    return vals
+
+
+def _factor(key: str, value, where: str) -> list:
+    """The values of one campaign factor: ``cc`` by :func:`cc_values`, numbers per :data:`NUMERIC`."""
+    return cc_values(value, where) if key == "cc" else factor_values(key, value, NUMERIC, CCS, where)
 
 
 def check_defaults(defaults: dict, where: str) -> None:
@@ -96,10 +103,7 @@ def check_defaults(defaults: dict, where: str) -> None:
     if unknown:
         raise UserError(f"{where}: unknown default(s) {', '.join(sorted(unknown))}")
     for k, v in defaults.items():
-        if k == "cc":
-            cc_values(v, f"{where}: defaults")
-        else:
-            factor_values(k, v, NUMERIC, CCS, f"{where}: defaults")
+        _factor(k, v, f"{where}: defaults")
 
 
 def expand(exp: dict, defaults: dict, reps: int, where: str) -> list[Run]:
@@ -112,8 +116,7 @@ def expand(exp: dict, defaults: dict, reps: int, where: str) -> list[Run]:
     if "duration_s" not in exp and "duration_s" not in defaults:
         merged["duration_s"] = dur
     keys = ["cc", "background_mbps", "video_kbps", "duration_s"]
-    factors = [cc_values(merged[k], where) if k == "cc" else factor_values(k, merged[k], NUMERIC, CCS, where)
-               for k in keys]
+    factors = [_factor(k, merged[k], where) for k in keys]
     runs = []
     for combo in itertools.product(*factors):
         v = dict(zip(keys, combo))

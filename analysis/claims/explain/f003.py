@@ -17,6 +17,7 @@ from analysis.claims import core
 from analysis.claims.core import fmt
 
 PKT_MS_AT_10MBIT = 1500 * 8 / 10e6 * 1e3   # 1.2 ms per full-size packet on path 1
+SCENARIOS = [(m, q) for m in ("tcp_path1", "mptcp") for q in (1000, 50)]   # Table 2's four: mode, queue (packets)
 DEFAULT_QDISC = ("the Table 2 scenarios recorded in the Debian VM with fq_codel, the default qdisc of the paper's "
                  "Linux era, at each switch (this kernel lacks fq_codel), with ping on each path")
 
@@ -67,8 +68,8 @@ def _loss(r, ctx):
     mode = "mptcp" if r["claim_id"].endswith("mptcp") else "tcp_path1"
     ping, seg = _mean(ctx, "ping_loss_pct", mode, 50), _mean(ctx, "loss_pct", mode, 50)
     whole = _mean(ctx, "ping_loss_pct", "mptcp", 50, experiment="resilience")
-    worst = max((v for v in (_mean(ctx, "ping_loss_pct", m, q) for m in ("tcp_path1", "mptcp") for q in (1000, 50))
-                 if math.isfinite(v)), default=math.nan)
+    worst = max((v for v in (_mean(ctx, "ping_loss_pct", m, q) for m, q in SCENARIOS) if math.isfinite(v)),
+                default=math.nan)
     return core.explain(r, "open",
                         f"Ours with the 50-packet queue, {mode}: {fmt(ping, 3)} % of pings lost over path 1 (the "
                         f"paper's tool), and {fmt(seg, 3)} % of path 1's data segments lost in the capture; the "
@@ -111,8 +112,8 @@ def _jitter_value(r, ctx):
 
 
 def _jitter_order(r, ctx):
-    means = {f"{m} queue {q}": _mean(ctx, "ping_jitter_ms", m, q) for m in ("tcp_path1", "mptcp") for q in (1000, 50)}
-    seg = {f"{m} queue {q}": _mean(ctx, "jitter_ms", m, q) for m in ("tcp_path1", "mptcp") for q in (1000, 50)}
+    means = {f"{m} queue {q}": _mean(ctx, "ping_jitter_ms", m, q) for m, q in SCENARIOS}
+    seg = {f"{m} queue {q}": _mean(ctx, "jitter_ms", m, q) for m, q in SCENARIOS}
     have = {k: v for k, v in means.items() if math.isfinite(v)}
     low = min(have, key=have.get) if have else "none"
     return core.explain(r, "open",
