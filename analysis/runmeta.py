@@ -26,9 +26,13 @@ PARAM_KEYS = ("experiment", "cc", "cc2", "path_mode", "link_delay_ms", "loss_pct
 
 def run_status(run_dir) -> tuple[str, str]:
     """(status, reason) of a run directory: ("complete", ""), ("skipped", SKIPPED's one-line text) or
-    ("incomplete", "no COMPLETE marker")."""
+    ("incomplete", "no COMPLETE marker"). A run with a COMPLETE marker whose iperf3 client reported an error
+    (:func:`iperf3_errors`) is incomplete: one of its flows did not run."""
     d = Path(run_dir)
     if (d / "COMPLETE").exists():
+        errors = iperf3_errors(d)
+        if errors:
+            return "incomplete", f"iperf3 client failed: {errors[0]}"
         return "complete", ""
     if (d / "SKIPPED").exists():
         try:
@@ -55,6 +59,35 @@ def _read_json(path: Path):
         return None
     except (OSError, ValueError) as exc:
         raise AnalysisError(f"{path}: unreadable JSON ({exc})") from None
+
+
+IPERF3_CLIENT_JSON = ("iperf3/*-client.json*", "background/iperf3-client.json*")
+
+
+def iperf3_errors(run_dir) -> list[str]:
+    """``"<file>: <error>"`` for each iperf3 client JSON of a run (``iperf3/*-client.json``,
+    ``background/iperf3-client.json``; plain, .xz or .gz) that holds iperf3's ``"error"``. iperf3 3.12 exits 0 with
+    --json even when its test failed (a UDP test whose connect datagram or its reply was lost gives up after 30 s
+    with "unable to read from stream socket"), so capture tools before capture_lib.sh's ``iperf_ok`` marked such
+    runs complete. Unreadable files count as no error here (the metrics report them)."""
+    from analysis.ingest.compressed import open_decompressed
+    d = Path(run_dir)
+    out = []
+    for pattern in IPERF3_CLIENT_JSON:
+        for f in sorted(d.glob(pattern)):
+            try:
+                with open_decompressed(f) as fh:
+                    raw = fh.read()
+                if b'"error"' not in raw:
+                    continue
+                doc = json.loads(raw)
+            except (OSError, ValueError):
+                continue
+            err = doc.get("error") if isinstance(doc, dict) else None
+            if err:
+                name = f.name.removesuffix(".xz").removesuffix(".gz")
+                out.append(f"{name}: {err}")
+    return out
 
 
 def read_meta(run_dir) -> dict:

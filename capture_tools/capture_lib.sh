@@ -108,6 +108,17 @@ wait_pid_timeout() {
     wait "$pid" 2>/dev/null
 }
 
+# iperf_ok FILE: the iperf3 client whose --json output is FILE finished its test. iperf3 (3.12) exits 0 even when its
+# test failed, e.g. a UDP test whose 4-byte connect datagram or its reply was lost (the client gives up after 30 s
+# with "unable to read from stream socket"): its JSON then holds "error". On an error: capture.log and stderr get it,
+# status 1 (the caller fails the run without a marker, so that a resume records it again).
+iperf_ok() {
+    local err
+    err=$(jq -rs 'if length == 1 and (.[0] | type) == "object" then (.[0].error // empty) else "no JSON output" end' \
+          "$1" 2>/dev/null) || err="no JSON output"
+    [[ -z "$err" ]] || { say "$(basename "$1"): $err"; echo "error: iperf3 ($(basename "$1")): $err" >&2; return 1; }
+}
+
 # Run bookkeeping shared by the capture tools of the study families (the caller set out and TB, opened the run
 # directory with open_run_dir, and keeps the array held_ccs and cc_impl='{}'):
 # open_run_dir: create the run directory $out (made absolute) and open its capture.log ($LOG) on fd 3.

@@ -155,11 +155,6 @@ for k in "${FLOWS[@]}"; do
         --connect-timeout 20000 --json > "$out/iperf3/flow$k-client.json" 2>>"$LOG" &
     CLI[$k]=$!; pids+=("$!")
 done
-iperf_ok() { # FILE: iperf3 --json exits 0 even when the test failed; its JSON holds the error
-    local err
-    err=$(jq -r '.error // empty' "$1" 2>/dev/null) || err="no JSON output"
-    [[ -z "$err" ]] || { say "$(basename "$1"): $err"; echo "error: iperf3 ($(basename "$1")): $err" >&2; return 1; }
-}
 for k in "${FLOWS[@]}"; do
     wait_pid_timeout "${CLI[$k]}" $((duration_s + 60)) || { say "flow $k client failed"; exit 1; }
     iperf_ok "$out/iperf3/flow$k-client.json" || exit 1

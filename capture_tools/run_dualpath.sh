@@ -232,11 +232,6 @@ if [[ -n "$flood_mbps" ]]; then
     fcli=$!; pids+=("$fcli")
     say "flood scheduled: ${flood_mbps} Mbit/s UDP over path 1 from ${flood_start}s to ${flood_end}s"
 fi
-iperf_ok() { # FILE: iperf3 --json exits 0 even when the test failed; its JSON holds the error
-    local err
-    err=$(jq -r '.error // empty' "$1" 2>/dev/null) || err="no JSON output"
-    [[ -z "$err" ]] || { say "$(basename "$1"): $err"; echo "error: iperf3 ($(basename "$1")): $err" >&2; return 1; }
-}
 wait_pid_timeout "$cli" $((duration_s + 60)) || { say "flow client failed"; exit 1; }
 iperf_ok "$out/iperf3/flow1-client.json" || exit 1
 if [[ -n "$fcli" ]]; then

@@ -115,7 +115,11 @@ if [[ $flow2 == 1 ]]; then
     c2=$!; pids+=("$c2")
 fi
 wait "$c1" || { say "flow1 client failed"; exit 1; }
-[[ -z "$c2" ]] || wait "$c2" || { say "flow2 client failed"; exit 1; }
+iperf_ok "$out/iperf3/flow1-client.json" || exit 1
+if [[ -n "$c2" ]]; then
+    wait "$c2" || { say "flow2 client failed"; exit 1; }
+    iperf_ok "$out/iperf3/flow2-client.json" || exit 1
+fi
 wait "$srv1" || true
 [[ $flow2 == 0 ]] || wait "$srv2" || true
 say "flows done"

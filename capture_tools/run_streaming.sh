@@ -409,8 +409,7 @@ if [[ $bg_tool != none ]]; then
         ITGDec "$out/background/ditg-receiver.log" > "$out/background/ditg-receiver.txt" 2>/dev/null || true
     else
         wait_pid_timeout "$bg_recv_pid" 15 || say "iperf3 background server exit status $?"
-        err=$(jq -r '.error // empty' "$out/background/iperf3-client.json" 2>/dev/null) || err="no JSON output"
-        [[ -z "$err" ]] || { say "background iperf3: $err"; echo "error: iperf3 background: $err" >&2; exit 1; }
+        iperf_ok "$out/background/iperf3-client.json" || exit 1
     fi
 fi
 # libpcap hands tcpdump its ring buffer's packets in blocks, retired when full or after 1 s: a capture stopped

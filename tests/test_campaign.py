@@ -130,8 +130,9 @@ FAKE = textwrap.dedent("""\
     #!/usr/bin/env bash
     # stand-in for capture_tools/run_experiment.sh: obeys the exit-code and marker contract
     set -euo pipefail
-    out=""; cc=""
-    while [ $# -gt 0 ]; do case "$1" in --out) out=$2; shift 2;; --cc) cc=$2; shift 2;; *) shift;; esac; done
+    out=""; cc=""; experiment=""
+    while [ $# -gt 0 ]; do case "$1" in --out) out=$2; shift 2;; --cc) cc=$2; shift 2;;
+                                        --experiment) experiment=$2; shift 2;; *) shift;; esac; done
     echo started > "$out/router1.pcap"
     if [ "$cc" = bic ] && [ -z "${FAKE_BIC_OK:-}" ]; then echo "bic: not available on this kernel — skipped" > "$out/SKIPPED"; exit 3; fi
     echo "${MPCC_NS_PREFIX:-} $(date +%s.%N)" > "$out/started"
@@ -139,6 +140,10 @@ FAKE = textwrap.dedent("""\
     if [ -n "${FAKE_FAIL:-}" ] && [ "$cc" = bbr ]; then exit 1; fi
     date +%s.%N > "$out/finished"
     printf '{"host_load": {"cpu_pressure_some_pct": %s}}' "${FAKE_PSI:-5}" > "$out/meta.json"
+    mkdir -p "$out/iperf3"
+    if [ -n "${FAKE_IPERF_ERROR:-}" ] && [ "$experiment" = udp_fairness ]; then   # capture tools before iperf_ok did
+        printf '{"end": {}, "error": "unable to read from stream socket"}' > "$out/iperf3/flow2-client.json"
+    fi
     date > "$out/COMPLETE"
     """)
 
@@ -253,6 +258,31 @@ def test_experiments_filter_and_redo_contended(tmp_path, fake_env):
     assert "6 completed, 1 skipped" in r.stderr   # 2 redone + 4 never recorded; bic skipped
     r = _mpcc(["campaign", "run", str(camp), "--out", str(out), "--redo-contended", "400"], fake_env)
     assert r.returncode == 2 and "percentage" in r.stderr
+
+
+@needs_root
+def test_a_complete_run_whose_iperf3_client_failed_is_recorded_again(tmp_path, fake_env):
+    """iperf3 3.12 exits 0 when its test failed; runs marked complete with an error in a client's JSON are moved
+    aside (never deleted) and recorded again by any resume, and analysis lists them as incomplete with the error."""
+    from analysis.dataset import run_status
+    out = tmp_path / "out"
+    camp = REPO / "campaigns/smoke.yaml"
+    r = _mpcc(["campaign", "run", str(camp), "--out", str(out)], {**fake_env, "FAKE_IPERF_ERROR": "1"})
+    assert r.returncode == 0, r.stderr
+    runs = out / "runs"
+    failed = sorted(d.name for d in runs.iterdir() if (d / "iperf3" / "flow2-client.json").exists())
+    assert failed and all(n.startswith("udp_fairness__") for n in failed)
+    listed = run_status(out).set_index("run_id")
+    assert (listed.loc[failed, "status"] == "incomplete").all()
+    assert listed.loc[failed[0], "reason"] == "iperf3 client failed: flow2-client.json: unable to read from stream socket"
+    r = _mpcc(["campaign", "run", str(camp), "--out", str(out)], fake_env)
+    assert r.returncode == 0, r.stderr
+    assert f"{len(failed)} run(s) marked complete although an iperf3 client failed" in r.stderr
+    assert f"{len(failed)} completed" in r.stderr
+    assert len(list(runs.glob("*.incomplete-*-flowerror"))) == len(failed)
+    assert all((runs / n / "COMPLETE").exists() and not (runs / n / "iperf3" / "flow2-client.json").exists()
+               for n in failed)
+    assert (run_status(out).set_index("run_id").loc[failed, "status"] == "complete").all()
 
 
 @needs_root

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from analysis.runmeta import iperf3_errors
 from mpcc.campaign.room import Room
 from mpcc.campaign.spec import Campaign, Run
 from mpcc.errors import UserError
@@ -480,6 +481,10 @@ def _record(campaign, campaign_file, out, backend, seed, order, jobs, retry, red
         n = supersede(out, order, "contended", calm)
         print(f"runner: {n} run(s) recorded under host CPU pressure > {redo_contended_pct:g} % moved aside to be "
               f"recorded again", file=sys.stderr)
+    n = supersede(out, order, "flowerror", lambda d: run_status(d) != "complete" or not iperf3_errors(d))
+    if n:
+        print(f"runner: {n} run(s) marked complete although an iperf3 client failed (its JSON holds an error) moved "
+              f"aside to be recorded again", file=sys.stderr)
     local_gc = backend == "netns" and scheduler is None
     if local_gc:
         cc_gc()
