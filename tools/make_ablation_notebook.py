@@ -160,9 +160,14 @@ if dec is not None:
                "no cell moved beyond noise: the paper protocol's faithful settings give no reason to record it again")
     interim = (f" **Interim**: the bundle holds {prog[0]} of the campaign's {prog[1]} runs; the decision is the "
                f"complete bundle's." if prog is not None and prog[0] < prog[1] else "")
-    display(Markdown(f"**{dec['moved']} of {dec['tested']} cells with an interval moved** (of {dec['cells']}; Holm, "
-                     f"family-wise error {100 * dec['alpha']:g} %): {dec['toward']} toward the paper, {dec['away']} "
-                     f"away. Decision: {verdict}.{interim}"))
+    other = dec["moved"] - dec["toward"] - dec["away"]
+    untested = dec["cells"] - dec["tested"]
+    display(Markdown(f"**{dec['moved']} of {dec['tested']} cells moved** beyond run-to-run noise (Holm, family-wise "
+                     f"error {100 * dec['alpha']:g} %"
+                     + (f"; {untested} of the {dec['cells']} cells have no p-value" if untested else "") + "): "
+                     f"{dec['toward']} toward the paper, {dec['away']} away"
+                     + (f", {other} as near the paper as before (within the paper's range both times, or no "
+                        f"paper value)" if other else "") + f". Decision: {verdict}.{interim}"))
     show = t.assign(arm=[ablation.arm_label(a, b) for a, b in zip(t["queue_model"], t["udp_len_bytes"])])
     display(readable(show[["claims", "quantity", "unit", "config", "arm", "baseline_mean", "arm_mean", "diff",
                            "p_value", "p_holm", "moved_holm", "toward_paper"]].rename(
