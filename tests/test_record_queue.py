@@ -50,15 +50,34 @@ def test_dry_run_lists_the_runner_commands_in_order():
     assert any(" --experiments test5" in c for c in cmds) or "paper002-test5" in {
         n for n in names if (REPO / "data" / "raw" / f".queue-{n}.done").exists()}
     done = {n for n in names if (REPO / "data" / "raw" / f".queue-{n}.done").exists()}
+    # entries whose committed bundle holds all their runs are done on any machine (data/fidelity000 is complete)
+    in_bundle = {ln.split()[1] for ln in lines if ln.startswith("# ") and " is complete in data/" in ln}
+    assert "fidelity000" in done | in_bundle
     waiting = {row[0] for row in _queue_rows() if row[-1] != "-" and not (REPO / row[-1]).exists()}
-    assert len(cmds) == len(set(names) - done - waiting)
+    assert len(cmds) == len(set(names) - done - in_bundle - waiting)
     for c in cmds:
         assert " -m mpcc.cli campaign run campaigns/" in c and " --jobs " in c and " --out " in c
         assert " --redo-contended 32.4" in c                   # contended runs are recorded again
-    fid = next(c for c in cmds if "fidelity000.yaml" in c) if "fidelity000" not in done else None
+    fid = next(c for c in cmds if "fidelity000.yaml" in c) if "fidelity000" not in done | in_bundle else None
     if fid is not None and (REPO / "data/fidelity000/bundle.json").exists():
         assert fid.endswith("--resume-from data/fidelity000")
     assert all(f"# {n} waits for" in r.stdout for n in waiting)
+
+
+def test_an_entry_whose_bundle_holds_all_its_runs_is_done(tmp_path):
+    """On a new machine (no data/raw/.queue-ID.done) an entry is not recorded again when its committed bundle holds
+    every run it records; an entry whose bundle lacks some of its runs is pending."""
+    q = tmp_path / "q.tsv"
+    q.write_text("a\tcampaigns/fidelity000.yaml\t-\tlink_delay\t3\tdata/fidelity000\t25\t1\t-\n"
+                 "b\tcampaigns/smoke.yaml\t-\t-\t1\tdata/fidelity000\t25\t1\t-\n")
+    r = _run("run", "--queue", str(q), "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "# a is complete in data/fidelity000"
+    assert "campaigns/smoke.yaml" in r.stdout.splitlines()[1]
+    r = _run("status", "--queue", str(q))
+    assert r.returncode == 0, r.stderr
+    states = {ln.split()[0]: ln for ln in r.stdout.splitlines()[1:]}
+    assert states["a"].endswith("done (in its bundle)") and states["b"].endswith("pending")
 
 
 @pytest.mark.parametrize("line,msg", [

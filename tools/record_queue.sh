@@ -7,7 +7,9 @@
 #        tools/record_queue.sh stop
 #   status: per entry, its campaign's finished runs here (data/raw/DIR: the runner's directory of the campaign), in
 #           its bundle, of the campaign's total, and whether the entry is done.
-#   run:    for each entry of the queue not yet done and whose `needs` file exists, in order: `mpcc campaign run`
+#   run:    for each entry of the queue not yet done and whose `needs` file exists, in order (an entry whose committed
+#           bundle already holds every run it records is done: on another machine too, and after the bundle became a
+#           study's main dataset, when the entry's bundle column names that): `mpcc campaign run`
 #           with its --jobs (and --experiments) into data/raw/DIR, resumed from its bundle when that exists
 #           (--resume-from), the complete
 #           runs whose host CPU pressure exceeded MPCC_REDO_CONTENDED % (default 32.4, the threshold study 000's
@@ -93,6 +95,22 @@ in_bundle() { # ID -> runs its bundle lists, or - without one
     [[ -f "$b" ]] || { echo -; return; }
     "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1])).get("runs_total", "?"))' "$b" 2>/dev/null || echo "?"
 }
+bundle_complete() { # ID: its bundle holds every run the entry records (complete or skipped), as listed by the
+    # analysis (analysis.dataset.run_status: superseded and incomplete runs do not count)
+    [[ -f "${BUNDLE[$1]}/bundle.json" ]] || return 1
+    "$PY" - "${CAMP[$1]}" "${PROF[$1]}" "${EXPS[$1]}" "${BUNDLE[$1]}" <<'PYEOF' 2>/dev/null
+import sys
+from pathlib import Path
+from analysis.dataset import run_status
+from mpcc.campaign.spec import load_campaign
+camp, prof, exps, bundle = sys.argv[1:5]
+c = load_campaign(Path(camp), None if prof == "-" else prof)
+want = {r.run_id for r in c.runs if exps == "-" or r.experiment in exps.split(",")}
+st = run_status(Path(bundle))
+have = set(st.loc[st["status"].isin(["complete", "skipped"]), "run_id"])
+sys.exit(0 if want and want <= have else 1)
+PYEOF
+}
 total_runs() { # ID -> runs of the campaign (its dry run's last line)
     # shellcheck disable=SC2046  # the profile option is two words or none
     "$PY" -m mpcc.cli campaign run "${CAMP[$1]}" $(profile_args "$1") --dry-run --out "$RAW/${DIRN[$1]}" 2>&1 |
@@ -123,7 +141,7 @@ status)
     printf '%-18s %-28s %5s %9s %7s %6s  %s\n' id campaign jobs finished bundled total state
     for n in "${NAMES[@]}"; do
         state=pending
-        [[ -e "$RAW/.queue-$n.done" ]] && state="done"
+        if [[ -e "$RAW/.queue-$n.done" ]]; then state="done"; elif bundle_complete "$n"; then state="done (in its bundle)"; fi
         [[ "${NEEDS[$n]}" == - || -e "${NEEDS[$n]}" ]] || state="waits for ${NEEDS[$n]}"
         printf '%-18s %-28s %5s %9s %7s %6s  %s\n' "$n" "${CAMP[$n]}${PROF[$n]/#-/}" "${JOBS[$n]}" \
             "$(finished_here "$n")" "$(in_bundle "$n")" "$(total_runs "$n")" "$state"
@@ -148,6 +166,12 @@ run)
         [[ -e "$RAW/.queue-$n.done" ]] && continue
         if [[ "${NEEDS[$n]}" != - && ! -e "${NEEDS[$n]}" ]]; then
             if [[ $dry == 1 ]]; then echo "# $n waits for ${NEEDS[$n]}"; else say "$n: waits for ${NEEDS[$n]}; skipped"; fi
+            continue
+        fi
+        if bundle_complete "$n"; then
+            if [[ $dry == 1 ]]; then echo "# $n is complete in ${BUNDLE[$n]}"; continue; fi
+            say "$n: ${BUNDLE[$n]} holds every run it records; done"
+            touch "$RAW/.queue-$n.done"
             continue
         fi
         args=(-m mpcc.cli campaign run "${CAMP[$n]}" --jobs "${JOBS[$n]}" --out "$RAW/${DIRN[$n]}" --redo-contended "$REDO")
