@@ -7,7 +7,8 @@ from pathlib import Path
 
 import nbgen
 
-NB = Path(__file__).resolve().parents[1] / "notebooks"
+ROOT = Path(__file__).resolve().parents[1]
+NB = ROOT / "notebooks"
 
 SETUP = '''import sys
 import pathlib
@@ -52,6 +53,11 @@ print("congestion controls that ran:", cc_impl.line(cc_impl.implementations(run_
 
 
 def params(default, compare=None):
+    """The parameters cell; ``compare`` defaults to the study's reduced sample (data/study00N-sample) once its paper
+    protocol's bundle has become data/study00N (tools/promote_bundle.py)."""
+    sample = default + "-sample"
+    if compare is None and (ROOT / sample.replace("../", "")).is_dir():
+        compare = sample
     return f'''# Parameters (papermill overrides these; paths are relative to notebooks/)
 campaign_dir = "{default}"   # a study-{default[-3:]} campaign directory (runs/<run_id>/...)
 derived_dir = None                  # None: per-run cache in RUN_DIR/derived/; a directory for read-only campaigns
