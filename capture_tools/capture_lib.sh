@@ -68,7 +68,7 @@ wait_captures_listening() {
         have=$(tail -n +"$((capture_log_mark + 1))" "$LOG" | grep -o 'listening on ' | wc -l)
         [[ $have -ge ${#tcpdump_pids[@]} ]] && return 0
         for p in "${tcpdump_pids[@]}"; do
-            kill -0 "$p" 2>/dev/null || { echo "error: a capture (tcpdump) exited before the traffic started; see $LOG" >&2; return 1; }
+            live_child "$p" || { echo "error: a capture (tcpdump) exited before the traffic started; see $LOG" >&2; return 1; }
         done
         sleep 0.1
     done
@@ -81,31 +81,56 @@ wait_captures_listening() {
 stop_captures() {
     local p i alive
     [[ ${#tcpdump_pids[@]} -gt 0 ]] || return 0
-    for p in "${tcpdump_pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
+    for p in "${tcpdump_pids[@]}"; do signal_child INT "$p"; done
     for i in $(seq 30); do
         alive=0
-        for p in "${tcpdump_pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+        for p in "${tcpdump_pids[@]}"; do live_child "$p" && alive=1; done
         [[ $alive == 0 ]] && break
-        [[ $i == 30 ]] && for p in "${tcpdump_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+        [[ $i == 30 ]] && for p in "${tcpdump_pids[@]}"; do signal_child TERM "$p"; done
         sleep 0.1
     done
     for p in "${tcpdump_pids[@]}"; do wait "$p" 2>/dev/null || true; done
     tcpdump_pids=()
 }
 
-# wait_pid_timeout PID SECONDS: wait for a child; TERM it (then KILL) when it outlives SECONDS. Returns its status.
+# Child processes by PID, safely. A PID from $! names our background job only while that job runs: once it has
+# ended, the kernel gives the PID to the next process it creates, and with kernel.pid_max 32768 the many short
+# processes of a long run (ss samples, sleeps) and of the runs beside it recycle PIDs within minutes. So a PID is
+# signalled only while it is a running job of this shell (bash's own job table, `jobs -pr`): never a process of
+# another run that inherited it.
+# live_child PID: PID is a running background job of this shell.
+live_child() {
+    local p
+    for p in $(jobs -pr); do [[ "$p" == "$1" ]] && return 0; done
+    return 1
+}
+
+# signal_child SIG PID: SIG to PID if it is a running job of this shell (else nothing); status 0.
+signal_child() {
+    if live_child "$2"; then kill "-$1" "$2" 2>/dev/null || true; fi
+    return 0
+}
+
+# wait_pid_timeout PID SECONDS: wait for a child; TERM it (then KILL) when it outlives SECONDS. Returns its status,
+# or 0 with a line in capture.log when bash no longer knows it: a job that ended long before (bash forgets a job's
+# status when a later child of this shell is given the same PID). Callers check what the process wrote (iperf_ok).
 wait_pid_timeout() {
-    local pid=$1 t=$2 i
+    local pid=$1 t=$2 i rc=0
     for ((i = 0; i < t * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
+        live_child "$pid" || break
         sleep 0.1
     done
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -TERM "$pid" 2>/dev/null || true
+    if live_child "$pid"; then
+        signal_child TERM "$pid"
         sleep 1
-        kill -KILL "$pid" 2>/dev/null || true
+        signal_child KILL "$pid"
     fi
-    wait "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null || rc=$?
+    if [[ $rc == 127 ]]; then
+        say "pid $pid ended earlier; its exit status is no longer known (its PID was used again)"
+        rc=0
+    fi
+    return "$rc"
 }
 
 # iperf_ok FILE: the iperf3 client whose --json output is FILE finished its test. iperf3 (3.12) exits 0 even when its
@@ -181,7 +206,7 @@ stop_run_processes() {
 end_processes() {
     local p
     stop_captures
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do signal_child TERM "$p"; done
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
     pids=()
 }

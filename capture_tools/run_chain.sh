@@ -156,7 +156,7 @@ for k in "${FLOWS[@]}"; do
     CLI[$k]=$!; pids+=("$!")
 done
 for k in "${FLOWS[@]}"; do
-    wait_pid_timeout "${CLI[$k]}" $((duration_s + 60)) || { say "flow $k client failed"; exit 1; }
+    wait_pid_timeout "${CLI[$k]}" $((duration_s + 60)) || { say "flow $k client failed (exit $?)"; exit 1; }
     iperf_ok "$out/iperf3/flow$k-client.json" || exit 1
 done
 for k in "${FLOWS[@]}"; do wait_pid_timeout "${SRV[$k]}" 15 || say "flow $k server exit status $?"; done

@@ -232,12 +232,14 @@ if [[ -n "$flood_mbps" ]]; then
     fcli=$!; pids+=("$fcli")
     say "flood scheduled: ${flood_mbps} Mbit/s UDP over path 1 from ${flood_start}s to ${flood_end}s"
 fi
-wait_pid_timeout "$cli" $((duration_s + 60)) || { say "flow client failed"; exit 1; }
-iperf_ok "$out/iperf3/flow1-client.json" || exit 1
+# each client waited for in the order they end (the flood ends first when its window closes before the flow), so
+# that its exit status is read while bash still holds it (wait_pid_timeout)
 if [[ -n "$fcli" ]]; then
-    wait_pid_timeout "$fcli" 60 || { say "flood client failed"; exit 1; }
+    wait_pid_timeout "$fcli" $((10#$flood_end + 60)) || { say "flood client failed (exit $?)"; exit 1; }
     iperf_ok "$out/iperf3/flood-client.json" || exit 1
 fi
+wait_pid_timeout "$cli" $((duration_s + 60)) || { say "flow client failed (exit $?)"; exit 1; }
+iperf_ok "$out/iperf3/flow1-client.json" || exit 1
 wait_pid_timeout "$srv" 15 || say "flow server exit status $?"
 if [[ -n "$fsrv" ]]; then wait_pid_timeout "$fsrv" 15 || say "flood server exit status $?"; fi
 say "flows done"

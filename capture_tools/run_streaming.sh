@@ -380,7 +380,7 @@ prog_pid=$!; pids+=("$!")
 for k in "${ACTIVE[@]}"; do
     wait_pid_timeout "${CURL[$k]}" $((duration_s + 30)) || true
 done
-kill "$prog_pid" 2>/dev/null || true
+signal_child TERM "$prog_pid"
 wait "$prog_pid" 2>/dev/null || true
 for k in "${ACTIVE[@]}"; do echo "# ts=$EPOCHREALTIME bytes=$(stat -c %s "$out/video/client$k.ts" 2>/dev/null || echo 0)" >> "$out/video/client$k.progress"; done
 flow_end_epoch=$(date +%s.%N)
@@ -394,7 +394,7 @@ for k in "${ACTIVE[@]}"; do
         exit 1
     fi
 done
-for k in "${ACTIVE[@]}"; do kill "${FFM[$k]}" 2>/dev/null || true; done
+for k in "${ACTIVE[@]}"; do signal_child TERM "${FFM[$k]}"; done
 
 # the background's end, its logs (sent/received packets and bytes)
 bg_end_epoch=null
@@ -403,7 +403,7 @@ if [[ $bg_tool != none ]]; then
     bg_end_epoch=$(date +%s.%N)
     if [[ $bg_tool == d-itg ]]; then
         sleep 0.5
-        kill "$bg_recv_pid" 2>/dev/null || true
+        signal_child TERM "$bg_recv_pid"
         wait "$bg_recv_pid" 2>/dev/null || true
         ITGDec "$out/background/ditg-sender.log" > "$out/background/ditg-sender.txt" 2>/dev/null || true
         ITGDec "$out/background/ditg-receiver.log" > "$out/background/ditg-receiver.txt" 2>/dev/null || true

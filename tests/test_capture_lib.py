@@ -38,3 +38,33 @@ def test_iperf_ok_fails_a_client_whose_json_holds_an_error(tmp_path, doc, ok):
     if not ok:
         assert r.stderr.startswith("error: iperf3 (flow2-client.json): ") and len(r.stderr.splitlines()) == 1
         assert "flow2-client.json: " in (tmp_path / "log").read_text()
+
+
+def _lib(script, tmp_path, timeout=30):
+    return subprocess.run(["bash", "-c", f'set -euo pipefail; source "{LIB}"; exec 3>>"{tmp_path}/log"; {script}'],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_wait_pid_timeout_returns_the_status_of_a_child_and_stops_one_that_outlives_it(tmp_path):
+    r = _lib('(sleep 0.2; exit 3) & p=$!; rc=0; wait_pid_timeout "$p" 5 || rc=$?; echo "$rc"', tmp_path)
+    assert r.stdout.strip() == "3", r.stderr
+    r = _lib('sleep 30 & p=$!; rc=0; wait_pid_timeout "$p" 1 || rc=$?; echo "$rc"', tmp_path)
+    assert r.stdout.strip() == "143", r.stderr                 # TERM after 1 s
+
+
+def test_a_pid_that_is_not_a_running_job_of_the_shell_is_never_signalled(tmp_path):
+    """With kernel.pid_max 32768 a long run's PIDs are recycled within minutes: a PID kept from $! may belong to a
+    process of another run by the time the run ends. wait_pid_timeout and end_processes signal only running jobs of
+    their own shell; a PID they no longer know ends with status 0 and a line in capture.log (the caller checks the
+    process's output, iperf_ok)."""
+    other = subprocess.Popen(["sleep", "30"])                  # stands for another run's process with a reused PID
+    try:
+        r = _lib(f'rc=0; wait_pid_timeout {other.pid} 1 || rc=$?; echo "$rc"; '
+                 f'sleep 30 & mine=$!; pids=({other.pid} "$mine"); tcpdump_pids=(); end_processes; '
+                 f'echo "mine $(kill -0 "$mine" 2>/dev/null && echo alive || echo gone)"', tmp_path)
+        assert r.stdout.split("\n")[:2] == ["0", "mine gone"], r.stderr
+        assert other.poll() is None                            # never signalled
+        assert f"pid {other.pid} ended earlier; its exit status is no longer known" in (tmp_path / "log").read_text()
+    finally:
+        other.kill()
+        other.wait()
