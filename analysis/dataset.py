@@ -144,6 +144,22 @@ def run_metas(campaign_dir):
         yield d.name, meta if isinstance(meta, dict) else {}
 
 
+def complete_markers(campaign_dir) -> dict[str, str]:
+    """{run_id: its COMPLETE marker's text (the capture tool's UTC end time)} for every run with one that is not a
+    superseded ``.incomplete-`` directory, from run directories or a columnar bundle's runs table (no run is
+    materialised). Which runs count as complete is :func:`run_status`'s."""
+    if _columnar(campaign_dir):
+        from analysis import bundle_store
+        runs = bundle_store.read_table(campaign_dir, "runs", columns=["status", "marker"])
+        done = runs[runs["status"] == "complete"]
+        return {rid: m for rid, m in zip(done["run_id"], done["marker"]) if isinstance(m, str)}
+    out = {}
+    for d in _run_dirs(campaign_dir):
+        if ".incomplete-" not in d.name and (d / "COMPLETE").is_file():
+            out[d.name] = (d / "COMPLETE").read_text()
+    return out
+
+
 def run_hosts(campaign_dir, metas=None) -> pd.DataFrame:
     """The host and kernel that recorded each run of ``campaign_dir`` (``runmeta.recorded_on``: meta.json, else
     the first line of runner.log): columns run_id, host, kernel (None where not recorded). ``metas``: the

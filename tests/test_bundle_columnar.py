@@ -242,6 +242,18 @@ def test_ss_samples_and_recording_time_read_a_columnar_bundle(made, capsys):
     assert outs[0] == outs[1] and outs[0].startswith("4 runs")
 
 
+def test_recording_time_reads_the_runs_table_without_materialising(made, tmp_path, monkeypatch, capsys):
+    """recording_time.py needs each run's meta.json and COMPLETE stamp only: both are in a columnar bundle's runs
+    table, so no run is materialised into the cache (data/processed/bundles: 242 MB for data/fidelity000's 810 runs
+    of ss text before)."""
+    sys.path.insert(0, str(REPO / "tools"))
+    import recording_time
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("MPCC_BUNDLE_CACHE", str(cache))
+    assert recording_time.main([str(made.col)]) == 0 and capsys.readouterr().out.startswith("4 runs")
+    assert not cache.exists() or not any(cache.rglob("*"))
+
+
 def test_bundle_format_columnar_from_a_campaign(made, tmp_path):
     """mpcc bundle --format columnar: same load as the run-directory bundle; again on top of itself (--force) reuses
     its captures and leaves every file as it was."""

@@ -1,7 +1,7 @@
 """How long recording took: the README's figure for the paper protocol.
 
 ``python tools/recording_time.py DIR [--since 2026-11-25T05:36:00Z]``; DIR is a campaign directory (data/raw/paper)
-or a bundle (data/paper; a columnar one is materialised once, ``analysis.bundle_store.resolve_run_dir``). Over its
+or a bundle (data/paper; a columnar one's runs table, read as it is). Over its
 complete runs as the analysis counts them (``analysis.dataset.run_status``: a
 ``COMPLETE`` marker, and not moved aside as ``<run_id>.incomplete-*``) started at or after ``--since``: wall clock as
 the union of the runs' [meta.json ``start_time``, ``COMPLETE`` stamp] intervals (h, and s per run; runs recorded at
@@ -15,8 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from analysis import runmeta  # noqa: E402
-from analysis.bundle_store import resolve_run_dir  # noqa: E402
-from analysis.dataset import run_status  # noqa: E402
+from analysis.dataset import complete_markers, run_metas, run_status  # noqa: E402
 from analysis.errors import AnalysisError  # noqa: E402
 from mpcc.campaign.pace import union_seconds  # noqa: E402
 from mpcc.commands.bundle import _host_load_summary  # noqa: E402
@@ -37,15 +36,17 @@ def main(argv: list[str]) -> int:
     intervals, metas, per_exp = [], {}, Counter()
     try:
         runs = run_status(args.dir)
+        all_metas, markers = dict(run_metas(args.dir)), complete_markers(args.dir)
         for r in runs[runs["status"] == "complete"].itertuples():
-            d = resolve_run_dir(Path(args.dir) / "runs" / r.run_id)   # a columnar bundle's: materialised once
-            meta = runmeta.read_meta(d)
+            meta = all_metas.get(r.run_id, {})
             if not meta.get("start_time"):
-                raise AnalysisError(f"{d}: meta.json has no start_time")
+                raise AnalysisError(f"{args.dir}: run {r.run_id}: meta.json has no start_time")
             start = runmeta.utc_time(meta["start_time"])
             if args.since and start < args.since:
                 continue
-            intervals.append((start, runmeta.utc_time((d / "COMPLETE").read_text())))
+            if r.run_id not in markers:
+                raise AnalysisError(f"{args.dir}: run {r.run_id}: no COMPLETE marker text")
+            intervals.append((start, runmeta.utc_time(markers[r.run_id])))
             metas[r.run_id] = {**meta, "status": "complete"}
             per_exp[r.experiment] += 1
     except (AnalysisError, OSError, ValueError) as exc:
