@@ -25,7 +25,6 @@ measurement of the paper's testbed.
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -463,10 +462,8 @@ def recording_progress(bundle=None) -> tuple[int, int] | None:
 
 @lru_cache(maxsize=8)
 def _progress_cached(bundle: str, mtime_ns: int, size: int) -> tuple[int, int]:
-    b = Path(bundle)
-    done = int(json.loads((b / "bundle.json").read_text()).get("runs_total") or 0)
-    cj = b / "campaign.json"
-    planned = int(json.loads(cj.read_text()).get("n_runs") or 0) if cj.is_file() else 0
+    from analysis.bundle_store import finished_and_planned
+    done, planned = finished_and_planned(bundle)
     return done, planned or done
 
 

@@ -664,6 +664,16 @@ def _materialize_top(bundle: Path, dest: Path) -> None:
         (dest / "bundle.json").write_text(json.dumps(m, indent=1, sort_keys=True))
 
 
+def finished_and_planned(bundle) -> tuple[int, int]:
+    """(finished runs, planned runs) of a bundle: bundle.json's ``runs_total`` (complete and skipped runs) and
+    campaign.json's ``n_runs`` (the campaign's matrix; 0 when it does not say)."""
+    b = Path(bundle)
+    done = int(json.loads((b / "bundle.json").read_text()).get("runs_total") or 0)
+    cj = b / "campaign.json"
+    planned = int(json.loads(cj.read_text()).get("n_runs") or 0) if cj.is_file() else 0
+    return done, planned
+
+
 def cache_root() -> Path:
     """Where :func:`run_dir` materialises bundles: ``$MPCC_BUNDLE_CACHE``, else the git-ignored
     ``data/processed/bundles/`` of this checkout."""

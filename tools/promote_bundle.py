@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from analysis.bundle_store import finished_and_planned  # noqa: E402
 LABEL = ("**The reduced sample** of this study, recorded before its paper protocol (fewer repetitions or levels, "
          "shorter runs: see the campaign file). The study's main dataset is `{main}`, the paper protocol in full; "
          "notebook {nb} shows the verdicts of both side by side. Kept because the data budget allows.\n")
@@ -24,16 +26,6 @@ NOTEBOOK = {"001": "09", "003": "10", "004": "11", "002": "12"}
 def die(msg: str) -> None:
     print(f"error: {msg}", file=sys.stderr)
     sys.exit(2)
-
-
-def complete(bundle: Path) -> tuple[int, int]:
-    """(finished runs the bundle lists, runs of its campaign)."""
-    sys.path.insert(0, str(REPO))
-    from analysis.dataset import run_status
-    st = run_status(bundle)
-    done = int(st["status"].isin(["complete", "skipped"]).sum())
-    planned = int(json.loads((bundle / "campaign.json").read_text()).get("n_runs") or 0)
-    return done, planned
 
 
 def tracked(root: Path, path: Path) -> bool:
@@ -59,7 +51,7 @@ def relabel(bundle: Path, old: str, new: str, label: str | None = None) -> None:
     m = json.loads((bundle / "bundle.json").read_text())
     if m.get("bundle_dir") == old:
         m["bundle_dir"] = new
-    (bundle / "bundle.json").write_text(json.dumps(m, indent=2) + "\n")
+    (bundle / "bundle.json").write_text(json.dumps(m, indent=1, sort_keys=True))   # as mpcc bundle writes it
     readme = bundle / "README.md"
     text = renamed(readme.read_text(), old, new)
     if label:
@@ -83,7 +75,7 @@ def main(argv: list[str]) -> int:
         die(f"data/study{n}-sample exists already: study {n} was promoted before")
     if not (paper / "bundle.json").is_file():
         die(f"data/study{n}-paper: no bundle (tools/record_queue.sh bundle ...)")
-    done, planned = complete(paper)
+    done, planned = finished_and_planned(paper)
     if not planned or done < planned:
         die(f"data/study{n}-paper holds {done} of its campaign's {planned} runs: record the rest first")
     if main_dir.exists():
