@@ -333,7 +333,41 @@ def decide(est: Est, reg, *, min_n=MIN_REPS) -> tuple[str, str]:
     above = lo >= hi_t if hi_open else lo > hi_t
     if below or above:
         return "not reproduced", ""
-    return "inconclusive", "interval straddles the bound/tolerance"
+    need = reps_to_decide(est, reg)
+    if need is None:
+        return "inconclusive", "interval straddles the bound/tolerance"
+    return "inconclusive", f"interval straddles the bound/tolerance; {need}"
+
+
+def reps_to_decide(est: Est, reg, *, alpha: float = 0.05, max_n: int = 1000) -> str | None:
+    """How many repetitions (per group) would decide an estimate whose interval straddles a bound of ``reg``, if the
+    mean and the spread stayed as measured. For one bound b inside the interval: the smallest n' with
+    t(1 − alpha/2, n' − 1)·s/√n' < |mean − b|, where s = h·√n / t(1 − alpha/2, n − 1) is the spread the measured
+    half-width h on b's side implies. A mean inside the target region needs the interval clear of every bound inside
+    it (the largest n'); a mean outside needs it clear of the nearest bound only. A projection, not a power analysis
+    (the spread's own sampling error is ignored). None when the interval is not finite or no bound lies inside it."""
+    lo_t, hi_t = reg[0], reg[1]
+    v, lo, hi, n = est.value, est.lo, est.hi, est.n
+    if n < 2 or not all(math.isfinite(x) for x in (v, lo, hi)):
+        return None
+    inside = [b for b in (lo_t, hi_t) if math.isfinite(b) and lo <= b <= hi]
+    if not inside:
+        return None
+    if not lo_t <= v <= hi_t:
+        inside = [min(inside, key=lambda x: abs(v - x))]
+    tq = float(_st.t.ppf(1 - alpha / 2, n - 1))
+    need = 0
+    for b in inside:
+        d, h = abs(v - b), (v - lo) if b < v else (hi - v)
+        if d == 0 or h <= 0:
+            return "the estimate sits on the bound: no number of repetitions would decide it at this mean"
+        s = h * math.sqrt(n) / tq
+        m = next((m for m in range(n + 1, max_n + 1) if float(_st.t.ppf(1 - alpha / 2, m - 1)) * s / math.sqrt(m) < d),
+                 None)
+        if m is None:
+            return f"more than {max_n} repetitions would be needed at this mean and spread"
+        need = max(need, m)
+    return f"about {need} repetitions would decide it at this mean and spread"
 
 
 def fmt(x, nd=3, missing="nan"):
