@@ -12,18 +12,27 @@ Study 003's paths (Table 1): path 1 10 Mbit/s, 2 ms one way; path 2 2 Mbit/s, 10
   route too). That reading is fixed by the mechanism, not by which path comes nearer the paper: ping over path 2
   (bound to the client's path-2 address, recorded in every run) is shown beside it, and so are the capture's
   one-way data-segment delays and losses on path 1.
+* the queue-discipline experiment in the Debian VM (``data/qdisc003-vm``, ``analysis.qdisc_vm003``,
+  docs/qdisc-003.md): Table 2's scenarios with Mininet's netem leaf (a FIFO, what this testbed builds) and with
+  fq_codel behind the same htb rate limiter, 60-s runs, 3 repetitions; its numbers are cited where it measured the
+  quantity, and what it leaves open names the next experiment (:data:`MININET`).
 """
 from __future__ import annotations
 
 import math
+from functools import lru_cache
+from pathlib import Path
 
 from analysis.claims import core
 from analysis.claims.core import fmt
 
 PKT_MS_AT_10MBIT = 1500 * 8 / 10e6 * 1e3   # 1.2 ms per full-size packet on path 1
 SCENARIOS = [(m, q) for m in ("tcp_path1", "mptcp") for q in (1000, 50)]   # Table 2's four: mode, queue (packets)
-DEFAULT_QDISC = ("the Table 2 scenarios recorded in the Debian VM with fq_codel, the default qdisc of the paper's "
-                 "Linux era, at each switch (this kernel lacks fq_codel), with ping on each path")
+VM_BUNDLE = Path(__file__).resolve().parents[3] / "data" / "qdisc003-vm"
+VM_DOC = "docs/qdisc-003.md"
+MININET = ("a replication with the paper's own tool chain in the Debian VM: Mininet with Open vSwitch (Debian "
+           "packages mininet, openvswitch-switch), TCLink shaping 10/2 Mbit/s, OVS queue sizing of 50 packets, ping "
+           "from host 1 to host 2 beside iperf3")
 
 
 def _mean(ctx, col, mode, queue, path=1, experiment="scenario") -> float:
@@ -32,6 +41,80 @@ def _mean(ctx, col, mode, queue, path=1, experiment="scenario") -> float:
             & (d["queue_pkts"].astype(float) == float(queue))]
     x = core.sample(sel, col)
     return float(x.mean()) if x.size else math.nan
+
+
+@lru_cache(maxsize=1)
+def _vm_cells() -> dict:
+    """The VM experiment's cells (``analysis.qdisc_vm003.facts``: "ARM/MODE/QUEUE" -> {n, METRIC: {mean, lo, hi}}),
+    computed from the committed runs; {} when the bundle is absent."""
+    if not (VM_BUNDLE / "params.json").is_file():
+        return {}
+    from analysis.qdisc_vm003 import facts
+    return facts(VM_BUNDLE)["cells"]
+
+
+def _vm(arm: str, mode: str, queue: int, metric: str) -> tuple[float, float, float]:
+    """(mean, lo, hi) of one VM cell's metric (e.g. "ping_rtt_mean_ms_p1"); NaNs when not measured."""
+    m = (_vm_cells().get(f"{arm}/{mode}/{queue}") or {}).get(metric) or {}
+    return tuple(math.nan if m.get(k) is None else float(m[k]) for k in ("mean", "lo", "hi"))
+
+
+def _vm_text(arm: str, mode: str, queue: int, metric: str, unit: str) -> str:
+    """"5.37 ms [5.24, 5.49]" for one VM cell (95 % t interval over its repetitions)."""
+    m, lo, hi = _vm(arm, mode, queue, metric)
+    return f"{fmt(m, 3)} {unit} [{fmt(lo, 3)}, {fmt(hi, 3)}]"
+
+
+def _vm_range(arm: str, metric: str) -> tuple[float, float]:
+    """The smallest and largest mean of a VM arm's metric over Table 2's four scenarios."""
+    v = [x for m, q in SCENARIOS if math.isfinite(x := _vm(arm, m, q, metric)[0])]
+    return (min(v), max(v)) if v else (math.nan, math.nan)
+
+
+@lru_cache(maxsize=1)
+def _table2() -> dict:
+    """The paper's Table 2 (data/reference/003/table2.csv): {(mode, queue_pkts, metric): value}."""
+    import pandas as pd
+    t = pd.read_csv(VM_BUNDLE.parents[0] / "reference" / "003" / "table2.csv")
+    return {(r.mode, int(r.queue_pkts), r.metric): float(r.value) for r in t.itertuples()}
+
+
+def _vm_vs_paper(metric_vm: str, metric_paper: str, unit: str) -> str:
+    """Per Table 2 scenario: the paper's value, the VM's fq_codel and netem (FIFO) cells, and where fq_codel's
+    interval lies against the paper's value, e.g. "tcp_path1 queue 50: paper 16.66 ms, fq_codel 5.37 ms [5.24, 5.49]
+    (below), FIFO 54.6 ms [...]"."""
+    where = _vm_where(metric_vm, metric_paper, "fq_codel")
+    return "; ".join(f"{m} queue {q}: paper {fmt(_table2().get((m, q, metric_paper), math.nan), 4)} {unit}, fq_codel "
+                     f"{_vm_text('fq_codel', m, q, metric_vm, unit)} ({w}), FIFO "
+                     f"{_vm_text('netem', m, q, metric_vm, unit)}" for (m, q), w in zip(SCENARIOS, where))
+
+
+def _vm_where(metric_vm: str, metric_paper: str, arm: str) -> list[str]:
+    """Per Table 2 scenario, where the arm's 95 % interval lies against the paper's value: "holds it", "below",
+    "above" or "not run"."""
+    out = []
+    for m, q in SCENARIOS:
+        pv = _table2().get((m, q, metric_paper), math.nan)
+        _, lo, hi = _vm(arm, m, q, metric_vm)
+        out.append(("holds it" if lo <= pv <= hi else "below" if hi < pv else "above")
+                   if math.isfinite(lo) and math.isfinite(hi) and math.isfinite(pv) else "not run")
+    return out
+
+
+def _count(where: list[str], what: str) -> str:
+    return f"{sum(w == what for w in where)} of {len(where)}"
+
+
+def _vm_overlap(metric: str, arm: str = "fq_codel") -> bool:
+    """Whether the 95 % intervals of an arm's four Table 2 cells share a common point (no order can be read)."""
+    cells = [_vm(arm, m, q, metric) for m, q in SCENARIOS]
+    cells = [c for c in cells if math.isfinite(c[1]) and math.isfinite(c[2])]
+    return bool(cells) and max(c[1] for c in cells) <= min(c[2] for c in cells)
+
+
+def _vm_evidence(metric: str) -> dict:
+    return {"vm_experiment": "data/qdisc003-vm", "reference": VM_DOC,
+            "vm_cells": {f"{a}/{m}/{q}": _vm(a, m, q, metric)[0] for a in ("netem", "fq_codel") for m, q in SCENARIOS}}
 
 
 def _throughput(r, ctx):
@@ -50,7 +133,8 @@ def _path2(ctx, col, experiment="scenario") -> str:
     queues = (50,) if experiment == "resilience" else (50, 1000)
     unit = "%" if col.endswith("_pct") else "ms"
     parts = [(q, _mean(ctx, col, "mptcp", q, path=2, experiment=experiment)) for q in queues]
-    return ", ".join(f"{fmt(v, 3)} {unit} (queue {q})" for q, v in parts if math.isfinite(v)) or "not recorded"
+    return ", ".join(f"{fmt(v, 4 if abs(v) >= 1000 else 3)} {unit} (queue {q})" for q, v in parts
+                     if math.isfinite(v)) or "not recorded"
 
 
 def _latency(r, ctx):
@@ -60,16 +144,22 @@ def _latency(r, ctx):
     text = (f"Our ping RTT over path 1 while TCP runs is {fmt(rtt50, 3)} ms with the 50-packet queue and "
             f"{fmt(rtt1000, 4)} ms with the 1000-packet one (during the flood, MPTCP: {fmt(flood, 3)} ms): a full "
             f"FIFO adds {fmt(50 * PKT_MS_AT_10MBIT, 3)} ms and {fmt(1000 * PKT_MS_AT_10MBIT, 4)} ms at 10 Mbit/s. The "
-            "paper's 16.66 ms (queue 50), 34.86 ms (queue 1000, Table 2) and 10.32 ms (flood) are far below a full "
-            "FIFO of either size, so its flows did not keep a FIFO of that many full-size packets full: either its "
-            "switch queue was not a plain FIFO (many Linux distributions of its era default to fq_codel, whose "
-            "target keeps the standing queue near 5 ms) or its ping did not cross the loaded queue. Ping over "
-            f"path 2 with MPTCP is further still: {_path2(ctx, 'ping_rtt_mean_ms')} (2 Mbit/s: 6 ms a packet). "
-            f"Not yet measured: {DEFAULT_QDISC} decides it.")
+            "paper's 16.66 ms (TCP, queue 50), 34.86 ms (TCP, queue 1000, Table 2) and 10.32 ms (flood) are far below "
+            "a full FIFO of either size. Ping over path 2 with MPTCP is further still: "
+            f"{_path2(ctx, 'ping_rtt_mean_ms')} (2 Mbit/s: 6 ms a packet). "
+            + ((f"The queue-discipline experiment in the Debian VM (data/qdisc003-vm, {VM_DOC}: Table 2's scenarios, "
+                "60-s runs, 3 repetitions, the FIFO as Mininet's netem leaf and fq_codel behind the same htb limiter) "
+                "measured the other discipline, ping RTT over path 1 per scenario: "
+                + _vm_vs_paper("ping_rtt_mean_ms_p1", "latency_ms", "ms")
+                + f". fq_codel, which gives ping a flow queue of its own, lies below the paper's latency in "
+                f"{_count(_vm_where('ping_rtt_mean_ms_p1', 'latency_ms', 'fq_codel'), 'below')} scenarios and the "
+                f"FIFO above it in {_count(_vm_where('ping_rtt_mean_ms_p1', 'latency_ms', 'netem'), 'above')}. What "
+                f"the paper's ping crossed is open; the experiment that would decide it: {MININET}.")
+               if _vm_cells() else f"Not yet measured: the Table 2 scenarios in the Debian VM with fq_codel; then {MININET}."))
     return core.explain(r, "open", text, ping_rtt_ms_queue50=rtt50, ping_rtt_ms_queue1000=rtt1000,
                         ping_rtt_ms_path2_mptcp_queue50=_mean(ctx, "ping_rtt_mean_ms", "mptcp", 50, path=2),
                         ping_rtt_ms_flood=flood, full_fifo_ms_queue50=50 * PKT_MS_AT_10MBIT,
-                        full_fifo_ms_queue1000=1000 * PKT_MS_AT_10MBIT)
+                        full_fifo_ms_queue1000=1000 * PKT_MS_AT_10MBIT, **_vm_evidence("ping_rtt_mean_ms_p1"))
 
 
 def _interval(ctx) -> str:
@@ -94,9 +184,15 @@ def _loss(r, ctx):
                            if math.isfinite(whole) and math.isfinite(worst) and whole > worst else
                            f"Over a whole run with the UDP flood ping loses {fmt(whole, 3)} %. ")
                         + "Ping over path 2 with MPTCP loses "
-                        f"{_path2(ctx, 'ping_loss_pct')}. Not yet measured: "
-                        f"{DEFAULT_QDISC}.", ping_loss_pct=ping, data_segment_loss_pct=seg,
-                        ping_loss_pct_whole_flood_run=whole, ping_loss_pct_worst_scenario=worst)
+                        f"{_path2(ctx, 'ping_loss_pct')}. In the Debian VM's queue-discipline experiment "
+                        f"(data/qdisc003-vm, {VM_DOC}), ping loss over path 1 per scenario: "
+                        + _vm_vs_paper("ping_loss_pct_p1", "packet_loss_pct", "%")
+                        + f". The paper's loss lies above fq_codel's interval in "
+                        f"{_count(_vm_where('ping_loss_pct_p1', 'packet_loss_pct', 'fq_codel'), 'below')} scenarios "
+                        f"and above the FIFO's in {_count(_vm_where('ping_loss_pct_p1', 'packet_loss_pct', 'netem'), 'below')}. "
+                        f"The experiment that would decide it: {MININET}.", ping_loss_pct=ping, data_segment_loss_pct=seg,
+                        ping_loss_pct_whole_flood_run=whole, ping_loss_pct_worst_scenario=worst,
+                        **_vm_evidence("ping_loss_pct_p1"))
 
 
 def _direction(a: float, b: float) -> str:
@@ -115,9 +211,13 @@ def _loss_direction(r, ctx):
                         "Ours, 1000-packet vs 50-packet queue, ping loss over path 1 (the paper's tool) and path 1's "
                         "data segments lost in the capture: " + "; ".join(ways) + ". The paper prints more loss with "
                         "the 50-packet queue (19 % against 13-15 %). What sets our direction per mode and reading is "
-                        f"not measured; whether the paper's comes from its queue discipline is not yet measured "
-                        f"either: {DEFAULT_QDISC}.",
-                        ping_loss_pct_q1000_q50=ping, data_segment_loss_pct_q1000_q50=seg)
+                        "not measured. In the Debian VM's queue-discipline experiment (data/qdisc003-vm), ping loss "
+                        "over path 1 with the 1000- vs the 50-packet queue under fq_codel: "
+                        + ", ".join(f"{m} {_vm_text('fq_codel', m, 1000, 'ping_loss_pct_p1', '%')} vs "
+                                    f"{_vm_text('fq_codel', m, 50, 'ping_loss_pct_p1', '%')}" for m in ("tcp_path1", "mptcp"))
+                        + f". The experiment that would decide it: {MININET}.",
+                        ping_loss_pct_q1000_q50=ping, data_segment_loss_pct_q1000_q50=seg,
+                        **_vm_evidence("ping_loss_pct_p1"))
 
 
 def _jitter_value(r, ctx):
@@ -132,8 +232,20 @@ def _jitter_value(r, ctx):
                         "the paper's 1.02 ms, but segments 1.2 ms apart see the same queue, and the paper names ping, "
                         "not a capture. A ping jitter of 1 ms goes with a queue that hardly moves, as the paper's "
                         f"16.66 ms latency (S09) also suggests. Ping over path 2 (MPTCP) gives "
-                        f"{_path2(ctx, 'ping_jitter_ms')}. Not yet measured: {DEFAULT_QDISC}.",
-                        ping_jitter_ms=a, ping_rtt_mean_ms=rtt, data_segment_jitter_ms=seg)
+                        f"{_path2(ctx, 'ping_jitter_ms')}. The Debian VM's queue-discipline experiment "
+                        f"(data/qdisc003-vm, {VM_DOC}) measured ping jitter over path 1 per scenario: "
+                        + _vm_vs_paper("ping_jitter_ms_p1", "jitter_ms", "ms")
+                        + f". fq_codel's interval holds the paper's jitter in "
+                        f"{_count(_vm_where('ping_jitter_ms_p1', 'jitter_ms', 'fq_codel'), 'holds it')} scenarios and "
+                        f"the FIFO's in {_count(_vm_where('ping_jitter_ms_p1', 'jitter_ms', 'netem'), 'holds it')}; "
+                        "the same fq_codel gives a ping latency of "
+                        + "-".join(fmt(x, 3) for x in _vm_range("fq_codel", "ping_rtt_mean_ms_p1"))
+                        + " ms, below the paper's in "
+                        f"{_count(_vm_where('ping_rtt_mean_ms_p1', 'latency_ms', 'fq_codel'), 'below')} scenarios "
+                        "(S09). That the paper's jitter comes from such a queue is an inference. The experiment that "
+                        f"would decide it: {MININET}.",
+                        ping_jitter_ms=a, ping_rtt_mean_ms=rtt, data_segment_jitter_ms=seg,
+                        **_vm_evidence("ping_jitter_ms_p1"))
 
 
 def _jitter_order(r, ctx):
@@ -147,8 +259,12 @@ def _jitter_order(r, ctx):
                         + ", ".join(f"{k} {fmt(v, 3)} ms" for k, v in means.items())
                         + f"; the lowest is {low}. Over the capture's one-way data delays: "
                         + ", ".join(f"{k} {fmt(v, 3)} ms" for k, v in seg.items())
-                        + ". Whether the paper's order comes from its queue discipline is not yet measured: "
-                        f"{DEFAULT_QDISC}.", ping_jitter_ms=means, data_segment_jitter_ms=seg)
+                        + ". In the Debian VM's queue-discipline experiment (data/qdisc003-vm) with fq_codel, per "
+                        "scenario: " + ", ".join(f"{m} queue {q} {_vm_text('fq_codel', m, q, 'ping_jitter_ms_p1', 'ms')}"
+                                                 for m, q in SCENARIOS)
+                        + f": its intervals {'overlap' if _vm_overlap('ping_jitter_ms_p1') else 'do not all overlap'}. "
+                        f"The experiment that would decide the paper's order: {MININET}.",
+                        ping_jitter_ms=means, data_segment_jitter_ms=seg, **_vm_evidence("ping_jitter_ms_p1"))
 
 
 def _min_interval(r, ctx):
@@ -157,8 +273,9 @@ def _min_interval(r, ctx):
     return core.explain(r, "open",
                         f"Our worst 1-s interval with the 1000-packet queue is {fmt(m, 3)} Mbit/s for MPTCP and "
                         f"{fmt(t, 3)} Mbit/s for single-path TCP; the paper's drops of MPTCP to 0 Mbit/s come from its "
-                        "throughput graphs, which the text describes without numbers. Whether such stalls come from "
-                        f"the queue discipline is not yet measured: {DEFAULT_QDISC}.",
+                        "throughput graphs, which the text describes without numbers. The Debian VM's "
+                        "queue-discipline experiment (data/qdisc003-vm) did not record per-second goodput; whether such "
+                        f"stalls come from the paper's set-up: {MININET}.",
                         min_interval_mbps_mptcp=m, min_interval_mbps_tcp=t)
 
 
