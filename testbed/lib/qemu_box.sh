@@ -12,6 +12,8 @@
 #                                     ssh port forward on 127.0.0.1, waiting until ssh answers; gssh CMD runs CMD there
 #   qbox_teardown OUT              stops the VM (TERM, then KILL after 10 s), keeps OUT/console.log, removes work
 #   qbox_traps OUT                 qbox_teardown OUT on exit and on INT/TERM/HUP (exit 130/143/129), the exit status kept
+#   qbox_resume_plan OUT WORD      --resume: each key of the caller's MATRIX array read into its associative array P
+#                                  from OUT/params.json; refused (die) where P already holds another value
 # shellcheck disable=SC2034  # the variables are the callers'
 QBOX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 work="" qpid=""
@@ -110,4 +112,16 @@ _qbox_exit() {
     trap - EXIT INT TERM HUP
     qbox_teardown "$QBOX_OUT"
     exit "$rc"
+}
+
+qbox_resume_plan() {
+    local out=$1 word=$2 k v
+    [[ -f "$out/params.json" ]] || die "--resume: $out/params.json not found (not a results directory of this script)"
+    for k in "${MATRIX[@]}"; do
+        v=$(jq -r --arg k "$k" '.[$k] // "" | tostring' "$out/params.json") || die "--resume: cannot read $out/params.json"
+        if [[ -v "P[$k]" && "${P[$k]}" != "$v" ]]; then
+            die "--resume: ${k//_/-} '${P[$k]}' differs from '$v' in $out/params.json (give the same $word, or none)"
+        fi
+        P["$k"]=$v
+    done
 }

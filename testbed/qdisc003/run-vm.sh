@@ -69,14 +69,7 @@ done
 if [[ -e "$out" && ! -d "$out" ]]; then die "--out $out exists and is not a directory"; fi
 command -v jq >/dev/null || die "jq is not installed (apt-get install -y jq)"
 if (( resume )); then
-    [[ -f "$out/params.json" ]] || die "--resume: $out/params.json not found (not a results directory of this script)"
-    for k in "${MATRIX[@]}"; do
-        v=$(jq -r --arg k "$k" '.[$k] // "" | tostring' "$out/params.json") || die "--resume: cannot read $out/params.json"
-        if [[ -v "P[$k]" && "${P[$k]}" != "$v" ]]; then
-            die "--resume: ${k//_/-} '${P[$k]}' differs from '$v' in $out/params.json (give the same plan, or none)"
-        fi
-        P[$k]=$v
-    done
+    qbox_resume_plan "$out" plan
 else
     if [[ -d "$out" ]] && [[ -n "$(ls -A "$out")" ]]; then die "--out $out exists and is not empty (continue it with --resume)"; fi
     for k in "${MATRIX[@]}"; do [[ -v "P[$k]" ]] || P[$k]=${DEF[$k]}; done
