@@ -230,7 +230,9 @@ save_figure(fig, output_dir, "10_table2")
 plt.show()'''),
     ("md", """Where ours and the paper's differ, and why: the scorecard's explanations at the end of this notebook (one
 source of truth with `mpcc scorecard`; docs/claims.md lists the open ones with the experiment that would decide
-them). The paper does not say over which path it pinged; ours is path 1 (TCP's path and MPTCP's initial subflow)."""),
+them). The paper does not say over which path it pinged; ours is path 1, the path an unbound ping takes (the
+client's one default route; TCP's path and MPTCP's initial subflow). Path 2's ping is in the rows and in the
+explanations."""),
     ("md", "### Second reading: jitter and loss of path 1's data segments in the captures (not the paper's tool)"),
     ("code", '''second = pd.concat([mean_ci(scen, ["mode", "queue_pkts"], c, alpha=alpha, n_boot=n_boot).assign(metric=c)
                     for c in ("jitter_ms", "loss_pct")])
@@ -258,6 +260,46 @@ else:
     fig.tight_layout()
     save_figure(fig, output_dir, "10_resilience")
     plt.show()'''),
+    ("md", """## The switch's queue discipline, measured in the Debian VM (`docs/qdisc-003.md`)
+
+Table 2's scenarios in one Debian 12 VM (this kernel has no fq_codel or netem), 60-s runs, 3 repetitions, two switch
+leaves behind the same htb rate limiter: Mininet's netem leaf (a FIFO of the queue size, as our testbed) and
+fq_codel. Ping over path 1 every second; mean and 95 % t interval (`analysis.qdisc_vm003`, `data/qdisc003-vm`).
+The paper's values are Table 2's (diamonds)."""),
+    ("code", '''import numpy as np
+from IPython.display import Markdown
+
+from analysis import qdisc_vm003
+
+vm_runs = qdisc_vm003.load_runs(REPO / "data" / "qdisc003-vm")
+vm = qdisc_vm003.summary(vm_runs)
+save_table(vm, output_dir, "10_queue_discipline_vm")
+display(Markdown(qdisc_vm003.markdown(vm)))
+arms = {"netem": ("FIFO (Mininet's netem leaf)", "0.55"), "fq_codel": ("fq_codel", "0.85")}
+scen_order = [("tcp_path1", 1000), ("tcp_path1", 50), ("mptcp", 1000), ("mptcp", 50)]
+fig, axes = plt.subplots(1, 2, figsize=(13, 4.2))
+for ax, (col, metric, what) in zip(axes, [("ping_rtt_mean_ms_p1", "latency_ms", "ping round-trip time over path 1 (ms)"),
+                                          ("ping_jitter_ms_p1", "jitter_ms", "ping jitter over path 1 (ms)")]):
+    x = np.arange(len(scen_order))
+    for i, (arm, (name, colour)) in enumerate(arms.items()):
+        cell = [vm[(vm["arm"] == arm) & (vm["mode"] == m) & (vm["queue_pkts"] == q)] for m, q in scen_order]
+        mean = np.array([c[col].iloc[0] if len(c) else np.nan for c in cell])
+        lo = np.array([c[f"{col}_lo"].iloc[0] if len(c) else np.nan for c in cell])
+        hi = np.array([c[f"{col}_hi"].iloc[0] if len(c) else np.nan for c in cell])
+        err = np.vstack([mean - np.maximum(lo, mean * 1e-3), hi - mean])
+        ax.bar(x + (i - 0.5) * 0.38, mean, 0.38, yerr=err, capsize=3, color=colour, edgecolor="k", lw=0.5, label=name)
+    pv = [paper2[(paper2["mode"] == m) & (paper2["queue_pkts"] == q) & (paper2["metric"] == metric)]["value"]
+          for m, q in scen_order]
+    ax.scatter(x, [v.iloc[0] if len(v) else np.nan for v in pv], marker="D", color="k", zorder=3, label="paper (Table 2)")
+    ax.set_yscale("log")
+    ax.set_xticks(x, [f"{'TCP' if m == 'tcp_path1' else 'MPTCP'}\\n{q} pkts" for m, q in scen_order])
+    ax.set_xlabel("scenario: transport, switch queue (packets)")
+    ax.set_ylabel(what)
+    ax.set_title(what.split(" over")[0].capitalize() + " by switch queue discipline (VM)")
+axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+fig.tight_layout()
+save_figure(fig, output_dir, "10_queue_discipline_vm")
+plt.show()'''),
     ("md", "## Scorecard of study 003's statements and TIPHON classes"),
     ("code", scorecard("10")),
 ])
