@@ -52,3 +52,12 @@ def test_generic_explanation_carries_the_projection():
     generic(r)
     assert r["explanation_kind"] == "too-few-runs"
     assert "about 4 repetitions" in r["explanation_text"] and r["explanation_evidence"]["reps_to_decide"] == 4
+
+
+def test_every_level_claim_names_the_reason_once_and_its_example_levels_projection():
+    reg = core.region(">", 0.0)
+    per = [("x=1", core.Est(2.0, -1.0, 5.0, 3, p=0.10), reg), ("x=2", core.Est(1.0, -2.0, 4.0, 3, p=0.30), reg)]
+    e, v, note = core.all_levels(per, 2, "x")
+    want = core.reps_to_decide(per[1][1], reg)       # the example level is the least decided one (largest p)
+    assert v == "inconclusive" and e is per[1][1]
+    assert note == f"interval straddles the bound/tolerance (e.g. x=2: {want}); 2 of 2 x levels run"

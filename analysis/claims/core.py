@@ -568,8 +568,9 @@ def all_levels(per_level: list[tuple[str, Est, tuple]], expected_levels: int, le
     incon = [(lab, e, v) for lab, e, v in decided if v[0] != "reproduced"]
     if incon:
         lab, e, v = max(incon, key=lambda t: (t[1].p if np.isfinite(t[1].p) else 2.0))
-        why = sorted({v[1] for _, _, v in incon})
-        return e, "inconclusive", f"{'; '.join(why)} (e.g. {lab}); {cov}"
+        why = sorted({v[1].split("; ")[0] for _, _, v in incon})
+        need = v[1].split("; ", 1)[1] if "; " in v[1] else ""
+        return e, "inconclusive", f"{'; '.join(why)} (e.g. {lab}{': ' + need if need else ''}); {cov}"
     lab, e, _ = max(decided, key=lambda t: (t[1].p if np.isfinite(t[1].p) else -1.0))
     if levels_run < expected_levels:
         return e, "inconclusive", f"holds at every level run but only {cov}; least margin at {lab}"
