@@ -55,7 +55,7 @@ awk -v s="$ping_interval" 'BEGIN {exit !(s >= 0.01 && s <= 60)}' || die "--ping-
 [[ "$prefix" =~ ^[A-Za-z0-9_.-]{1,12}$ ]] || die "--prefix must be 1-12 of [A-Za-z0-9_.-], got '$prefix'"
 [[ $EUID -eq 0 ]] || die "run-guest.sh needs root"
 missing=()
-for t in ip tc jq iperf3 ping nstat awk ss; do command -v "$t" >/dev/null || missing+=("$t"); done
+for t in ip tc jq iperf3 ping nstat awk ss timeout; do command -v "$t" >/dev/null || missing+=("$t"); done
 [[ $mode != mptcp ]] || command -v mptcpize >/dev/null || missing+=(mptcpize)
 [[ ${#missing[@]} -eq 0 ]] || die "missing ${missing[*]} in the guest (testbed/vagrant/build-box.sh revision 5 has them)"
 
@@ -139,8 +139,9 @@ bind=${CADDR[1]}   # tcp_path1: path 1; mptcp: the initial subflow on path 1
 flow_start_epoch=$(date +%s.%N)
 say "flow start: $mode from $bind"
 set +e
-in_ns "$CLIENT" "${wrap[@]}" iperf3 -c "$SERVICE" -B "$bind" -p "$PORT" -C "$cc" -t "$duration" --connect-timeout 5000 \
-    --json > "$out/iperf3/client.json" 2>>"$LOG"
+# bounded: a client that outlives its flow by a minute is killed (the run then fails its checks)
+timeout -k 5 "$(( duration + 60 ))" ip netns exec "$(ns "$CLIENT")" "${wrap[@]}" iperf3 -c "$SERVICE" -B "$bind" -p "$PORT" \
+    -C "$cc" -t "$duration" --connect-timeout 5000 --json > "$out/iperf3/client.json" 2>>"$LOG"
 crc=$?
 set -e
 flow_end_epoch=$(date +%s.%N)
