@@ -204,11 +204,12 @@ gssh 'sudo bash -c '\''
 PREV_SESSIONS='[]'
 if [[ -f "$out/meta.json" ]]; then PREV_SESSIONS=$(jq -c '.sessions // []' "$out/meta.json"); fi
 n_ok=0 n_fail=0 T_RUNS=0
+box_sha=$(sha256sum "$boxdir/box.img" | cut -d' ' -f1)   # once: hashing the image costs a core for seconds
 write_meta() {
     jq -n --arg host_kernel "$(uname -r)" --arg host_os "$(. /etc/os-release && echo "$PRETTY_NAME")" \
         --arg qemu "$(qemu-system-x86_64 --version | sed -n 1p)" --arg qemu_args "${QEMU_ARGS[*]}" \
         --arg guest_kernel "$guest_kernel" --arg guest_kernel_pkg "$guest_kernel_pkg" --arg box "$box" --arg box_rev "$box_rev" \
-        --arg box_sha "$(sha256sum "$boxdir/box.img" | cut -d' ' -f1)" \
+        --arg box_sha "$box_sha" \
         --arg commit "$(cd "$ROOT" && git rev-parse HEAD 2>/dev/null || echo)" \
         --argjson files "$(for f in "${GUEST_FILES[@]}"; do
                 jq -n --arg f "$f" --arg sha "$(sha256sum "$ROOT/$f" | cut -d' ' -f1)" \
