@@ -218,3 +218,16 @@ def test_switch_refuses_bad_leaves(args, msg):
                           "/nonexistent.pid", "3028", "--rate-mbit", "10", "--buffer-pkts", "50", "--shaper", "htb", *rest],
                          capture_output=True, text=True, timeout=30)
     assert res.returncode == 2 and res.stderr.startswith("error:") and msg in res.stderr, res.stderr
+
+
+@pytest.mark.skipif(not (ROOT / "data" / "qdisc003-vm" / "runs.tar.xz").is_file(), reason="data/qdisc003-vm absent")
+def test_committed_data_gives_the_docs_table():
+    """data/qdisc003-vm (the VM session of 2026-11-27) gives, line for line, the table docs/qdisc-003.md prints, and
+    its facts.json."""
+    data = ROOT / "data" / "qdisc003-vm"
+    runs = q.load_runs(data)
+    assert len(runs) == 24 and set(runs.groupby(q.KEYS).size()) == {3}
+    doc = (ROOT / "docs" / "qdisc-003.md").read_text()
+    for line in q.markdown(q.summary(runs)).splitlines():
+        assert line in doc, line
+    assert json.loads((data / "facts.json").read_text())["cells"] == json.loads(json.dumps(q.facts(runs)))["cells"]
