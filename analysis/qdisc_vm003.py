@@ -1,6 +1,6 @@
-"""Study 003's Table 2 scenarios under two switch queue disciplines, in the Debian 12 VM (``testbed/qdisc003/run-vm.sh``;
-docs/qdisc-003.md): does an fq_codel switch queue, instead of Mininet's netem leaf, give the paper's latency and
-jitter?
+"""Study 003's Table 2 scenarios under two switch queue disciplines, in the Debian 12 VM
+(``testbed/qdisc003/run-vm.sh``; docs/qdisc-003.md): does an fq_codel switch queue, instead of Mininet's netem
+leaf, give the paper's latency and jitter?
 
 Input: a results directory as the harness writes it (or its committed form, ``runs.tar.xz`` beside the top-level
 files, analysis/validation_store.py)::
@@ -334,7 +334,8 @@ def main(argv=None) -> int:
         print(markdown(summary(runs)))
         if a.runs:
             with pd.option_context("display.width", 250, "display.max_columns", 60, "display.max_rows", 500):
-                print(runs[["run", "goodput_mbps", "flow_rtt_mean_ms", "ping_rtt_mean_ms_p1", "ping_jitter_ms_p1", "ping_loss_pct_p1",
+                print(runs[["run", "goodput_mbps", "flow_rtt_mean_ms", "ping_rtt_mean_ms_p1", "ping_jitter_ms_p1",
+                            "ping_loss_pct_p1",
                             "drops_to_server_p1", "ping_rtt_mean_ms_p2", "drops_to_server_p2", "retransmits",
                             "idle_rtt_ms_p1", "idle_rtt_ms_p2", "server_delay_drops"]].round(3).to_string(index=False))
     except AnalysisError as e:

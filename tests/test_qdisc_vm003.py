@@ -106,7 +106,8 @@ def _run(root, arm, mode, queue, rep, rtt1, goodput, drops=3, complete=True):
                 e["dev"] = e["dev"].replace("sw1", sw)
         (d / "switches" / f"{sw}-before.json").write_text(json.dumps(before))
         (d / "switches" / f"{sw}-after.json").write_text(json.dumps(after))
-    srv = [{"kind": "netem", "handle": "1:", "dev": "srv-sw1", "root": True, "drops": 0, "bytes": 0}] if arm != "netem" else []
+    srv = [{"kind": "netem", "handle": "1:", "dev": "srv-sw1", "root": True, "drops": 0, "bytes": 0}]
+    srv = srv if arm != "netem" else []
     (d / "switches" / "server-before.json").write_text(json.dumps(srv))
     (d / "switches" / "server-after.json").write_text(json.dumps(srv))
     if complete:
@@ -214,9 +215,9 @@ def test_harness_refuses_bad_values(tmp_path, script, args, msg):
 ])
 def test_switch_refuses_bad_leaves(args, msg):
     delay, loss, mech, *rest = args
-    res = subprocess.run(["bash", str(ROOT / "testbed/nodes/switch.sh"), "x-a", "x-b", delay, loss, mech, "/nonexistent",
-                          "/nonexistent.pid", "3028", "--rate-mbit", "10", "--buffer-pkts", "50", "--shaper", "htb", *rest],
-                         capture_output=True, text=True, timeout=30)
+    cmd = ["bash", str(ROOT / "testbed/nodes/switch.sh"), "x-a", "x-b", delay, loss, mech, "/nonexistent",
+           "/nonexistent.pid", "3028", "--rate-mbit", "10", "--buffer-pkts", "50", "--shaper", "htb", *rest]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
     assert res.returncode == 2 and res.stderr.startswith("error:") and msg in res.stderr, res.stderr
 
 
