@@ -6,6 +6,7 @@
 # usage: dualpath.sh up (--family NNN | --topology FILE)
 #            [--path1-rate-mbit R] [--path1-delay-ms D] [--path1-buffer-pkts N | --path1-buffer-bytes B]
 #            [--path2-rate-mbit R] [--path2-delay-ms D] [--path2-buffer-pkts N | --path2-buffer-bytes B]
+#            [--queue-disc auto|pfifo|netem|fq_codel]
 #        dualpath.sh down [--family NNN | --topology FILE]
 #        dualpath.sh features [--family NNN | --topology FILE]
 #        dualpath.sh exec [--family NNN | --topology FILE] NODE -- CMD...
@@ -13,6 +14,15 @@
 #       already up only the path parameters are re-applied; prints the applied parameters as JSON on stdout
 #       (progress on stderr). Every value (and the file) is validated before any root command: a bad one is a
 #       one-line "error: ..." and exit 2.
+#   --queue-disc: the leaf behind each switch egress's htb class (docs/qdisc-003.md). auto (the default, what every
+#       recording so far used): netem (delay D + limit N) where the kernel has netem, else a pfifo/bfifo of N with the
+#       delay by the NFQUEUE shim in the switch. netem: that netem leaf, or an error without netem. fq_codel:
+#       `fq_codel limit N` (packets; default target/interval/quantum); pfifo: the pfifo (bfifo for a byte buffer).
+#       For fq_codel and pfifo the switch adds no delay where the kernel has netem: each path's two-way delay (2 D)
+#       is a netem on the server's interface towards that path (egress, limit 100000: a delay line that never fills
+#       or drops), so the path's RTT is that of the other arms and its only queue is the switch's leaf; without
+#       netem the shim delays in the switch as for auto. A prefix that is up keeps its queue discipline: give a
+#       different one after `down`.
 #   down: kills the delay shims and everything running in the namespaces, deletes them (always completes).
 #   features: JSON: netem, htb, MPTCP (enabled, schedulers), mptcpize, Open vSwitch, CCs, mechanisms used.
 set -euo pipefail
@@ -23,7 +33,7 @@ RUNSTATE="$STATE_ROOT/${NS_PREFIX}"
 
 log() { echo "[$(date -u +%H:%M:%S)] dualpath: $*" >&2; }
 die() { echo "error: $*" >&2; exit 2; }
-usage() { sed -n '6,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '6,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 # shellcheck source=testbed/lib/nsbuild.sh
 source "$HERE/lib/nsbuild.sh"   # num, ns_of, load_topology, nodes_of, do_down, sysctl_all_ifs, build, delay shim
 SHIM="$NSB_SHIM"
@@ -85,6 +95,8 @@ parse_where() { # sets TOPO (may stay empty for down) and REST (remaining args)
 # ---------------------------------------------------------------------------------------------------------------
 # per-path parameters: defaults from the topology file, then the options; all validated here
 declare -A P_RATE P_DELAY P_KIND P_BUF
+QDISC=auto
+SERVER_DELAY_LIMIT=100000   # packets: the server-side delay line (--queue-disc fq_codel|pfifo) never drops
 parse_path_args() {
     local k seen_pkts=() seen_bytes=()
     for k in 1 2; do
@@ -98,6 +110,13 @@ parse_path_args() {
         seen_pkts[k]=0 seen_bytes[k]=0
     done
     while [[ $# -gt 0 ]]; do
+        if [[ "$1" == --queue-disc ]]; then
+            [[ $# -ge 2 ]] || die "option $1 needs a value"
+            [[ "$2" =~ ^(auto|pfifo|netem|fq_codel)$ ]] || die "--queue-disc must be auto, pfifo, netem or fq_codel, got '$2'"
+            QDISC=$2
+            shift 2
+            continue
+        fi
         [[ "$1" =~ ^--path([12])-(rate-mbit|delay-ms|buffer-pkts|buffer-bytes)$ ]] || die "unknown option for up: $1"
         [[ $# -ge 2 ]] || die "option $1 needs a value"
         k=${BASH_REMATCH[1]}
@@ -122,6 +141,9 @@ parse_path_args() {
         elif ! [[ "${P_BUF[$k]}" =~ ^[1-9][0-9]{3,8}$ ]] || (( P_BUF[$k] < 1514 )); then
             die "--path$k-buffer-bytes must be an integer 1514..999999999 (at least one full frame), got '${P_BUF[$k]}'"
         fi
+        if [[ $QDISC == fq_codel && ${P_KIND[$k]} != pkts ]]; then
+            die "--queue-disc fq_codel needs a buffer in packets (path $k has --path$k-buffer-bytes): fq_codel's limit counts packets"
+        fi
     done
 }
 
@@ -133,37 +155,67 @@ do_up() {
     [[ -n "$TOPO" ]] || die "up needs --family NNN or --topology FILE"
     parse_path_args "$@"
     [[ $EUID -eq 0 ]] || die "the dualpath netns backend needs root"
-    local first sw
+    local first sw was
     first=$(nodes_of | sed -n 1p)
     if ip netns list | awk -v n="$(ns_of "$first")" '$1 == n {f = 1} END {exit !f}'; then
-        :  # existing testbed of this prefix: re-apply the path parameters only
+        # existing testbed of this prefix: re-apply the path parameters only, under the same queue discipline
+        was=auto
+        if [[ -f "$RUNSTATE/params.json" ]]; then was=$(jq -r '.queue_disc // "auto"' "$RUNSTATE/params.json"); fi
+        [[ "$was" == "$QDISC" ]] || die "prefix $NS_PREFIX is up with --queue-disc $was: take it down before --queue-disc $QDISC"
     else
         do_down 2>/dev/null || true
         log "up: building $(nodes_of | wc -l) namespaces of $(jq -r '.family // "?"' "$TOPO") with prefix $NS_PREFIX"
         build
     fi
     mkdir -p "$RUNSTATE"
-    local mech k ifs
+    local mech k ifs leaf sw_delay server_delay=0 srv srv_if placement
     mech=$(delay_mechanism)
+    srv=$(jq -r .service.node "$TOPO")
+    case $QDISC in
+        auto) leaf=auto ;;
+        netem) [[ $mech == netem ]] || die "--queue-disc netem: this kernel has no netem qdisc"; leaf=netem ;;
+        pfifo) leaf=fifo ;;
+        fq_codel)
+            ip netns exec "$(ns_of "$first")" tc qdisc replace dev lo root fq_codel >/dev/null 2>&1 ||
+                die "--queue-disc fq_codel: this kernel has no fq_codel qdisc"
+            ip netns exec "$(ns_of "$first")" tc qdisc del dev lo root >/dev/null 2>&1 || true
+            leaf=fq_codel ;;
+    esac
+    if [[ $leaf =~ ^(fifo|fq_codel)$ && $mech == netem ]]; then server_delay=1; fi
     if [[ $mech == shim ]]; then nsb_ensure_shim; fi
     for k in 1 2; do
         sw=$(jq -r --arg k "$k" '.paths[$k].switch' "$TOPO")
         mapfile -t ifs < <(jq -r --arg k "$k" '.paths[$k].switch_ifs[]' "$TOPO")
-        ip netns exec "$(ns_of "$sw")" bash "$HERE/nodes/switch.sh" "${ifs[0]}" "${ifs[1]}" "${P_DELAY[$k]}" 0 "$mech" "$SHIM" \
-            "$RUNSTATE/shim-$sw.pid" 3028 --rate-mbit "${P_RATE[$k]}" "--buffer-${P_KIND[$k]}" "${P_BUF[$k]}" --shaper htb >&2
+        sw_delay=${P_DELAY[$k]}
+        (( server_delay )) && sw_delay=0
+        ip netns exec "$(ns_of "$sw")" bash "$HERE/nodes/switch.sh" "${ifs[0]}" "${ifs[1]}" "$sw_delay" 0 "$mech" "$SHIM" \
+            "$RUNSTATE/shim-$sw.pid" 3028 --rate-mbit "${P_RATE[$k]}" "--buffer-${P_KIND[$k]}" "${P_BUF[$k]}" --shaper htb \
+            --leaf "$leaf" >&2
+        if (( server_delay )); then   # the path's two-way delay as a delay line on the server's egress towards it
+            srv_if=$(jq -r --arg k "$k" '.paths[$k].server_if' "$TOPO")
+            ip netns exec "$(ns_of "$srv")" tc qdisc replace dev "$srv_if" root handle 1: netem \
+                delay "$(awk -v d="${P_DELAY[$k]}" 'BEGIN{printf "%g", 2 * d}')ms" limit "$SERVER_DELAY_LIMIT"
+        fi
     done
     local queue="htb+pfifo on a forwarding namespace"
     [[ ${P_KIND[1]}${P_KIND[2]} == pktspkts ]] || queue="htb+bfifo on a forwarding namespace"
     [[ ${P_KIND[1]} == "${P_KIND[2]}" ]] || queue="htb+pfifo/bfifo on a forwarding namespace"
-    [[ $mech == shim ]] || queue="htb+netem on a forwarding namespace"
+    [[ $mech == shim || $leaf != auto ]] || queue="htb+netem on a forwarding namespace"
+    [[ $leaf != netem ]] || queue="htb+netem on a forwarding namespace"
+    [[ $leaf != fq_codel ]] || queue="htb+fq_codel on a forwarding namespace"
+    placement="switch egress, one way per direction (netem leaf)"
+    [[ $mech == shim ]] && placement="switch FORWARD, one way per direction (NFQUEUE shim)"
+    (( server_delay )) && placement="server egress towards each path, two-way delay in one netem (limit $SERVER_DELAY_LIMIT)"
     jq -n --arg topo "$TOPO" --arg fam "$(jq -r '.family // ""' "$TOPO")" --arg mech "$mech" --arg queue "$queue" \
+        --arg qd "$QDISC" --arg place "$placement" \
         --arg r1 "${P_RATE[1]}" --arg d1 "${P_DELAY[1]}" --arg k1 "${P_KIND[1]}" --arg b1 "${P_BUF[1]}" \
         --arg r2 "${P_RATE[2]}" --arg d2 "${P_DELAY[2]}" --arg k2 "${P_KIND[2]}" --arg b2 "${P_BUF[2]}" '
         def p(r; d; k; b): {rate_mbit: (r|tonumber), delay_ms: (d|tonumber),
             buffer_pkts: (if k == "pkts" then (b|tonumber) else null end), buffer_bytes: (if k == "bytes" then (b|tonumber) else null end)};
         {topology: $topo, family: $fam, delay_mechanism: (if $mech == "shim" then "nfqueue-shim" else "netem" end),
-         shaper: "htb", queue_mechanism: $queue, path1: p($r1; $d1; $k1; $b1), path2: p($r2; $d2; $k2; $b2)}' > "$RUNSTATE/params.json"
-    log "up: path1 ${P_RATE[1]} Mbit/s ${P_DELAY[1]} ms ${P_BUF[1]} ${P_KIND[1]}; path2 ${P_RATE[2]} Mbit/s ${P_DELAY[2]} ms ${P_BUF[2]} ${P_KIND[2]}; delay via $mech"
+         shaper: "htb", queue_mechanism: $queue, queue_disc: $qd, delay_placement: $place,
+         path1: p($r1; $d1; $k1; $b1), path2: p($r2; $d2; $k2; $b2)}' > "$RUNSTATE/params.json"
+    log "up: path1 ${P_RATE[1]} Mbit/s ${P_DELAY[1]} ms ${P_BUF[1]} ${P_KIND[1]}; path2 ${P_RATE[2]} Mbit/s ${P_DELAY[2]} ms ${P_BUF[2]} ${P_KIND[2]}; delay via $mech; queue disc $QDISC"
     cat "$RUNSTATE/params.json"
 }
 

@@ -250,6 +250,9 @@ def test_bad_values_fail_before_any_root_command(tmp_path, args, msg):
     (["up", "--family", "042"], "no topology for family 042"),
     (["up"], "up needs --family"),
     (["up", "--family", "003", "--bogus", "1"], "unknown option"),
+    (["up", "--family", "003", "--queue-disc", "red"], "--queue-disc must be auto, pfifo, netem or fq_codel"),
+    (["up", "--family", "003", "--queue-disc"], "option --queue-disc needs a value"),
+    (["up", "--family", "003", "--queue-disc", "fq_codel", "--path1-buffer-bytes", "30000"], "fq_codel's limit counts packets"),
 ])
 def test_builder_rejects_bad_values_before_any_root_command(args, msg):
     res = subprocess.run([str(DUALPATH), *args], env=ENV, capture_output=True, text=True, timeout=30)

@@ -33,15 +33,21 @@
 #                            with the fifo as its leaf (what Mininet's TCLink and Open vSwitch's linux-htb QoS use).
 #   With netem (DELAY_MECH=netem) the leaf is netem (delay + limit, in packets; a byte buffer becomes
 #   ceil(B/1514) packets because netem counts packets), as Mininet's TCLink does; with the shim it is the fifo.
+#   --leaf auto|netem|fifo|fq_codel   the leaf behind the rate limiter (studies 001/003; docs/qdisc-003.md):
+#                            auto (the default) as just described; netem needs DELAY_MECH=netem; fifo is the
+#                            pfifo/bfifo of the buffer; fq_codel is `fq_codel limit N` (packets only; fq_codel's
+#                            default target, interval, quantum and ECN). With fifo or fq_codel the switch applies no
+#                            delay itself when DELAY_MECH=netem (give ONE_WAY_DELAY_MS 0: testbed/dualpath.sh then
+#                            delays at the server); with the shim it delays as ever.
 set -euo pipefail
 usage() {
-    echo "usage: switch.sh IF_FROM_SRC IF_FROM_DST ONE_WAY_DELAY_MS LOSS_PCT DELAY_MECH SHIM_BIN PIDFILE TBF_BURST_BYTES [--queue-model fifo-after-delay|tbf-netem|netem-tbf|netem-tbf-k6 | --rate-mbit R] [--buffer-pkts N | --buffer-bytes B] [--shaper tbf|htb]" >&2
+    echo "usage: switch.sh IF_FROM_SRC IF_FROM_DST ONE_WAY_DELAY_MS LOSS_PCT DELAY_MECH SHIM_BIN PIDFILE TBF_BURST_BYTES [--queue-model fifo-after-delay|tbf-netem|netem-tbf|netem-tbf-k6 | --rate-mbit R] [--buffer-pkts N | --buffer-bytes B] [--shaper tbf|htb] [--leaf auto|netem|fifo|fq_codel]" >&2
     exit 2
 }
 [[ $# -ge 8 ]] || usage
 if_src=$1 if_dst=$2 delay_ms=$3 loss_pct=$4 mech=$5 shim=$6 pidfile=$7 burst=$8
 shift 8
-rate_mbit=10 buf_kind=pkts buf=100 shaper=tbf extra=0 nbuf=0 qmodel=""
+rate_mbit=10 buf_kind=pkts buf=100 shaper=tbf extra=0 nbuf=0 qmodel="" leaf=auto
 while [[ $# -gt 0 ]]; do
     [[ $# -ge 2 ]] || usage
     case "$1" in
@@ -55,6 +61,7 @@ while [[ $# -gt 0 ]]; do
         --buffer-pkts) buf_kind=pkts buf=$2 nbuf=$((nbuf + 1)) ;;
         --buffer-bytes) buf_kind=bytes buf=$2 nbuf=$((nbuf + 1)) ;;
         --shaper) shaper=$2 ;;
+        --leaf) leaf=$2 ;;
         *) usage ;;
     esac
     extra=1
@@ -80,6 +87,13 @@ if [[ $extra == 1 ]]; then
         echo "error: --buffer-bytes must be an integer >= 1514 (one full frame), got '$buf'" >&2; exit 2
     fi
     [[ "$shaper" == tbf || "$shaper" == htb ]] || { echo "error: --shaper must be tbf or htb, got '$shaper'" >&2; exit 2; }
+    [[ "$leaf" =~ ^(auto|netem|fifo|fq_codel)$ ]] || { echo "error: --leaf must be auto, netem, fifo or fq_codel, got '$leaf'" >&2; exit 2; }
+    [[ "$leaf" != netem || "$mech" == netem ]] || { echo "error: --leaf netem needs DELAY_MECH netem, got '$mech'" >&2; exit 2; }
+    [[ "$leaf" != fq_codel || $buf_kind == pkts ]] || { echo "error: --leaf fq_codel takes --buffer-pkts (its limit counts packets)" >&2; exit 2; }
+    if [[ "$leaf" =~ ^(fifo|fq_codel)$ && "$mech" == netem ]] && ! awk -v d="$delay_ms" 'BEGIN{exit !(d == 0)}'; then
+        echo "error: --leaf $leaf with DELAY_MECH netem applies no delay in the switch: give ONE_WAY_DELAY_MS 0, got '$delay_ms'" >&2; exit 2
+    fi
+    if [[ $leaf == auto ]]; then leaf=fifo; [[ "$mech" == netem ]] && leaf=netem; fi
 fi
 sysctl -qw net.ipv4.ip_forward=1
 for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 > "$f"; done
@@ -119,11 +133,11 @@ for dev in "$if_src" "$if_dst"; do
         tc qdisc replace dev "$dev" root handle 1: tbf rate "${rate_mbit}mbit" burst "$burst" limit 151400
         parent=1:1
     fi
-    if [[ "$mech" == netem ]]; then
-        tc qdisc replace dev "$dev" parent "$parent" handle 10: netem delay "${delay_ms}ms" limit "$netem_limit"
-    else
-        tc qdisc replace dev "$dev" parent "$parent" handle 10: "${fifo[@]}"
-    fi
+    case "$leaf" in
+        netem) tc qdisc replace dev "$dev" parent "$parent" handle 10: netem delay "${delay_ms}ms" limit "$netem_limit" ;;
+        fq_codel) tc qdisc replace dev "$dev" parent "$parent" handle 10: fq_codel limit "$buf" ;;
+        *) tc qdisc replace dev "$dev" parent "$parent" handle 10: "${fifo[@]}" ;;
+    esac
 done
 iptables -w -F FORWARD
 if [[ -f "$pidfile" ]]; then kill "$(cat "$pidfile")" 2>/dev/null || true; rm -f "$pidfile"; fi
@@ -146,5 +160,5 @@ fi
 if [[ $extra == 0 ]]; then
     echo "switch ok: delay ${delay_ms} ms/direction via $mech, loss $loss_pct %, tbf burst $burst bytes, queue model $qmodel"
 else
-    echo "switch ok: delay ${delay_ms} ms/direction via $mech, loss $loss_pct %, $shaper rate ${rate_mbit} Mbit/s, buffer $buf $buf_kind"
+    echo "switch ok: delay ${delay_ms} ms/direction via $mech, loss $loss_pct %, $shaper rate ${rate_mbit} Mbit/s, buffer $buf $buf_kind, leaf $leaf"
 fi
