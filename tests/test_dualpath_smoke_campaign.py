@@ -58,7 +58,7 @@ def test_003_smoke_runs_complete(smoke003):
     r = {n.split("__t8s")[0]: d for n, d in smoke003.items()}
     assert all((d / "COMPLETE").exists() for d in r.values())
     tcp, mptcp = _mbps(r["scenario__tcp-path1__q1000pkt"]), _mbps(r["scenario__mptcp__q1000pkt"])
-    # path 1 is shaped at 10 Mbit/s (payload ceiling 9.56; data/study003: 9.50-9.56 over 180 s). The floor 9.0 is
+    # path 1 is shaped at 10 Mbit/s (payload ceiling 9.56; data/study003-sample: 9.50-9.56 over 180 s). The floor 9.0 is
     # scaled by the share of time the host kept (netns_helpers.rate_floor): a CI run with steal carried 8.62.
     d = r["scenario__tcp-path1__q1000pkt"]
     assert rate_floor(d, 9.0) <= tcp <= 10.0 and mptcp > tcp, (tcp, mptcp, f"steal {100 * steal_share(d):.1f} %")

@@ -114,11 +114,15 @@ def test_scorecard_names_the_hosts(tmp_path, capsys):
 
 
 def test_bundled_runs_recorded_before_hosts_were_named():
-    """The committed bundles' runs name no host (recorded before meta.json had one); their skipped runs have no
-    meta.json at all: listed with host None, and the scorecard's line says the hosts were not recorded."""
+    """Study 001's reduced sample (data/study001-sample) was recorded before meta.json named a host: listed with host
+    None (its skipped runs have no meta.json, so no kernel either), and the scorecard's line says the hosts were not
+    recorded. Its paper-protocol bundle (data/study001) names the host of every run that ran (its 40 skipped runs of
+    the redundant scheduler have no meta.json)."""
     repo = Path(__file__).resolve().parents[1]
-    h = run_hosts(repo / "data/study001")
+    h = run_hosts(repo / "data/study001-sample")
     assert len(h) == 48 and h["host"].isna().all() and h["kernel"].notna().sum() == 36
+    full = run_hosts(repo / "data/study001")
+    assert len(full) == 160 and full["host"].notna().sum() == 120 and (full["host"].notna() == full["kernel"].notna()).all()
     he = host_effect(pd.DataFrame({"configuration": ["c"], "host": [None], "goodput_mbps": [1.0]}),
                      value="goodput_mbps", block="configuration", n_perm=99)
     assert he.line() == "hosts: not recorded (meta.json without host)"
