@@ -24,7 +24,7 @@ One row per run (:func:`load_run`, columns :data:`RUN_COLUMNS`), with these unit
 * per path K = 1, 2: ping_rtt_mean_ms_pK (mean RTT of the replies, ms), ping_jitter_ms_pK (study 003's equation
   Σ|D_i − D_{i+1}| / (n − 1) over the replies' RTTs in icmp_seq order, ms), ping_loss_pct_pK (requests never
   answered among those that had time to be answered, %), ping_replies_pK (count): the functions of
-  :mod:`analysis.families.dualpath` (``ping_replies``, ``ping_jitter_ms``, ``ping_loss_pct``), the same as the
+  :mod:`analysis.families.dualpath` (``parse_ping``, ``ping_stats``: ``ping_jitter_ms``, ``ping_loss_pct``), the same as the
   namespace testbed's rows;
 * drops_to_server_pK, drops_to_client_pK: packets the leaf qdisc (handle ``10:``) behind the htb class of path K's
   switch dropped on its egress towards the server (the data direction) / the client (ACKs), over the run (after −
@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisError
-from analysis.families.dualpath import parse_ping, ping_jitter_ms, ping_loss_pct
+from analysis.families.dualpath import parse_ping, ping_stats
 from analysis.validation_store import pack, portable_paths, run_dirs
 
 ARMS = ("netem", "fq_codel", "pfifo")
@@ -69,9 +69,6 @@ SUMMARY_METRICS = ["goodput_mbps", "ping_rtt_mean_ms_p1", "ping_jitter_ms_p1", "
 #: the switch of each path and its two egress interfaces (testbed/families/003/topology.json: switch_ifs =
 #: [towards the client, towards the server])
 SWITCHES = {1: ("sw1", "sw1-cl", "sw1-srv"), 2: ("sw2", "sw2-cl", "sw2-srv")}
-#: the paper's Table 2 (latency ms, jitter ms, packet loss %) per (mode, queue_pkts), for the doc's side-by-side
-PAPER_TABLE2 = {("tcp_path1", 1000): (34.86, 1.14, 13.0), ("tcp_path1", 50): (34.26, 1.25, 15.0),
-                ("mptcp", 1000): (16.66, 1.17, 19.0), ("mptcp", 50): (32.89, 1.02, 19.0)}
 NAN = math.nan
 
 
@@ -106,11 +103,9 @@ def ping_metrics(text: bytes) -> dict:
     """RTT mean (ms), study 003's jitter over the RTTs in icmp_seq order (ms), loss (%) and the number of replies of
     one ``ping -D`` output (:mod:`analysis.families.dualpath`'s parser and definitions)."""
     log = parse_ping(text)
-    r = log.rtt_ms
-    return {"ping_rtt_mean_ms": float(r.mean()) if r.size else NAN,
-            "ping_jitter_ms": ping_jitter_ms(r),
-            "ping_loss_pct": ping_loss_pct(log),
-            "ping_replies": float(r.size)}
+    st = ping_stats(log)
+    return {**{k: st[k] for k in ("ping_rtt_mean_ms", "ping_jitter_ms", "ping_loss_pct")},
+            "ping_replies": float(log.rtt_ms.size)}
 
 
 def _qdisc(q: list, dev: str, *, handle: str | None = None, root: bool = False) -> dict:
@@ -193,20 +188,13 @@ def load_runs(root) -> pd.DataFrame:
 
 def t_interval(x, alpha: float = 0.05) -> tuple[float, float, float, int]:
     """(mean, low, high, n) of the finite values of ``x``: the two-sided (1 − alpha) Student-t interval of the mean
-    over them (reps as independent samples), in ``x``'s unit; low = high = mean for n = 1 (no interval: NaN), all NaN
-    for n = 0."""
-    from scipy import stats
+    over them (reps as independent samples; ``analysis.claims.core.mean_ci``), in ``x``'s unit; low and high NaN for
+    n = 1 (no interval), all NaN for n = 0."""
+    from analysis.claims.core import mean_ci
 
     v = np.asarray(x, dtype=float)
-    v = v[np.isfinite(v)]
-    n = int(v.size)
-    if n == 0:
-        return NAN, NAN, NAN, 0
-    m = float(v.mean())
-    if n == 1:
-        return m, NAN, NAN, 1
-    h = float(stats.t.ppf(1 - alpha / 2, n - 1) * v.std(ddof=1) / math.sqrt(n))
-    return m, m - h, m + h, n
+    e = mean_ci(v[np.isfinite(v)], alpha)
+    return e.value, e.lo, e.hi, e.n
 
 
 def summary(runs: pd.DataFrame, metrics=SUMMARY_METRICS, alpha: float = 0.05) -> pd.DataFrame:

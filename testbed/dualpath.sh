@@ -172,7 +172,7 @@ do_up() {
     mech=$(delay_mechanism)
     srv=$(jq -r .service.node "$TOPO")
     case $QDISC in
-        auto) leaf=auto ;;
+        auto) if [[ $mech == netem ]]; then leaf=netem; else leaf=fifo; fi ;;   # as switch.sh resolves --leaf auto
         netem) [[ $mech == netem ]] || die "--queue-disc netem: this kernel has no netem qdisc"; leaf=netem ;;
         pfifo) leaf=fifo ;;
         fq_codel)
@@ -200,9 +200,7 @@ do_up() {
     local queue="htb+pfifo on a forwarding namespace"
     [[ ${P_KIND[1]}${P_KIND[2]} == pktspkts ]] || queue="htb+bfifo on a forwarding namespace"
     [[ ${P_KIND[1]} == "${P_KIND[2]}" ]] || queue="htb+pfifo/bfifo on a forwarding namespace"
-    [[ $mech == shim || $leaf != auto ]] || queue="htb+netem on a forwarding namespace"
-    [[ $leaf != netem ]] || queue="htb+netem on a forwarding namespace"
-    [[ $leaf != fq_codel ]] || queue="htb+fq_codel on a forwarding namespace"
+    [[ $leaf == fifo ]] || queue="htb+$leaf on a forwarding namespace"
     placement="switch egress, one way per direction (netem leaf)"
     [[ $mech == shim ]] && placement="switch FORWARD, one way per direction (NFQUEUE shim)"
     (( server_delay )) && placement="server egress towards each path, two-way delay in one netem (limit $SERVER_DELAY_LIMIT)"

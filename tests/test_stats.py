@@ -128,3 +128,12 @@ def test_reps_needed_cohen_table():
 def test_bad_input_raises_analysis_error(call):
     with pytest.raises(AnalysisError):
         call()
+
+
+def test_n_for_halfwidth_is_the_first_n_a_linear_search_finds():
+    from analysis.stats import n_for_halfwidth
+    for s, d in [(1.2076, 2.0), (1.0, 0.1), (3.0, 0.5), (0.5, 10.0)]:
+        want = next((n for n in range(2, 1001) if st.t.ppf(0.975, n - 1) * s / np.sqrt(n) < d), None)
+        assert n_for_halfwidth(s, d) == want
+    assert n_for_halfwidth(1.2076, 2.0, n_min=4) == 4           # t(0.975, 3)·1.2076/2 = 1.92 < 2
+    assert n_for_halfwidth(1.0, 1e-3, max_n=50) is None

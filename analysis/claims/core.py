@@ -25,6 +25,7 @@ the kinds are ``EXPLANATION_KINDS``.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -313,6 +314,9 @@ def region(relation: str, value=None, low=None, high=None, tol=0.0):
     raise ValueError(f"unknown relation {relation!r}")
 
 
+STRADDLES = "interval straddles the bound/tolerance"   # an undecided interval's note; its projection follows "; "
+
+
 def decide(est: Est, reg, *, min_n=MIN_REPS) -> tuple[str, str]:
     """Verdict of one estimate against a target region; returns (verdict, note)."""
     lo_t, hi_t, lo_open, hi_open = reg
@@ -334,9 +338,7 @@ def decide(est: Est, reg, *, min_n=MIN_REPS) -> tuple[str, str]:
     if below or above:
         return "not reproduced", ""
     need = reps_to_decide(est, reg)
-    if need is None:
-        return "inconclusive", "interval straddles the bound/tolerance"
-    return "inconclusive", f"interval straddles the bound/tolerance; {need}"
+    return "inconclusive", STRADDLES if need is None else f"{STRADDLES}; {need}"
 
 
 def reps_to_decide(est: Est, reg, *, alpha: float = 0.05, max_n: int = 1000) -> str | None:
@@ -361,13 +363,17 @@ def reps_to_decide(est: Est, reg, *, alpha: float = 0.05, max_n: int = 1000) -> 
         d, h = abs(v - b), (v - lo) if b < v else (hi - v)
         if d == 0 or h <= 0:
             return "the estimate sits on the bound: no number of repetitions would decide it at this mean"
-        s = h * math.sqrt(n) / tq
-        m = next((m for m in range(n + 1, max_n + 1) if float(_st.t.ppf(1 - alpha / 2, m - 1)) * s / math.sqrt(m) < d),
-                 None)
+        m = stats.n_for_halfwidth(h * math.sqrt(n) / tq, d, alpha, n_min=n + 1, max_n=max_n)
         if m is None:
             return f"more than {max_n} repetitions would be needed at this mean and spread"
         need = max(need, m)
     return f"about {need} repetitions would decide it at this mean and spread"
+
+
+def reps_from_note(note: str) -> int | None:
+    """The repetitions :func:`reps_to_decide` projected into a verdict's note ("about N repetitions"), or None."""
+    m = re.search(r"about (\d+) repetitions", note)
+    return int(m.group(1)) if m else None
 
 
 def fmt(x, nd=3, missing="nan"):
@@ -557,21 +563,22 @@ def all_levels(per_level: list[tuple[str, Est, tuple]], expected_levels: int, le
     -> "reproduced"; otherwise "inconclusive" (the level closest to failing is shown)."""
     if not per_level:
         return None, "not run", ""
-    decided = [(lab, e, decide(e, reg)) for lab, e, reg in per_level]
-    bad = [(lab, e, v) for lab, e, v in decided if v[0] == "not reproduced"]
+    decided = [(lab, e, decide(e, reg), reg) for lab, e, reg in per_level]
+    bad = [(lab, e, v) for lab, e, v, _ in decided if v[0] == "not reproduced"]
     levels_run = len(decided)
     cov = f"{levels_run} of {expected_levels} {level_name} levels run"
     if bad:
         lab, e, v = bad[0]
         more = f" (+{len(bad) - 1} more)" if len(bad) > 1 else ""
         return e, "not reproduced", f"contradicted at {lab}{more}; {cov}"
-    incon = [(lab, e, v) for lab, e, v in decided if v[0] != "reproduced"]
+    incon = [t for t in decided if t[2][0] != "reproduced"]
     if incon:
-        lab, e, v = max(incon, key=lambda t: (t[1].p if np.isfinite(t[1].p) else 2.0))
-        why = sorted({v[1].split("; ")[0] for _, _, v in incon})
-        need = v[1].split("; ", 1)[1] if "; " in v[1] else ""
+        lab, e, v, reg = max(incon, key=lambda t: (t[1].p if np.isfinite(t[1].p) else 2.0))
+        # each level's reason once; the projection (reps_to_decide) of the example level only
+        why = sorted({STRADDLES if w[1].startswith(STRADDLES) else w[1] for _, _, w, _ in incon})
+        need = reps_to_decide(e, reg) if v[1].startswith(STRADDLES) else None
         return e, "inconclusive", f"{'; '.join(why)} (e.g. {lab}{': ' + need if need else ''}); {cov}"
-    lab, e, _ = max(decided, key=lambda t: (t[1].p if np.isfinite(t[1].p) else -1.0))
+    lab, e, _, _ = max(decided, key=lambda t: (t[1].p if np.isfinite(t[1].p) else -1.0))
     if levels_run < expected_levels:
         return e, "inconclusive", f"holds at every level run but only {cov}; least margin at {lab}"
     return e, "reproduced", f"holds at all {cov.split(' of ')[1]}; least margin at {lab}"

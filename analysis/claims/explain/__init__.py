@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import math
-import re
 
 import pandas as pd
 
@@ -40,12 +39,6 @@ def _ci(r) -> str:
     return f"95 % interval {core.fmt(lo, 4)} to {core.fmt(hi, 4)}"
 
 
-def _reps_needed(note: str) -> int | None:
-    """The repetitions ``core.reps_to_decide`` projected into a verdict's note ("about N repetitions"), or None."""
-    m = re.search(r"about (\d+) repetitions", note)
-    return int(m.group(1)) if m else None
-
-
 def generic(r: dict) -> dict:
     """The explanation that follows from a verdict and its note alone (used where a study module says nothing)."""
     v, note, n = r["verdict"], str(r.get("note") or ""), int(r.get("n") or 0)
@@ -68,7 +61,7 @@ def generic(r: dict) -> dict:
                                 f"the paper's levels ({note}).", n=n)
         return core.explain(r, "too-few-runs", f"The {_ci(r)} (n = {n}) contains both outcomes: more repetitions "
                             f"would narrow it ({note or 'the interval straddles the bound'}).", n=n,
-                            reps_to_decide=_reps_needed(note),
+                            reps_to_decide=core.reps_from_note(note),
                             ci=[r.get("ci_low"), r.get("ci_high")])
     return core.explain(r, "open", f"No measurement explains this yet ({note or 'no note'}); docs/claims.md lists "
                         f"the experiment that would decide it.", n=n)

@@ -11,8 +11,9 @@ import math
 
 from analysis.claims import core
 from analysis.claims.core import fmt
+from analysis.claims.dualpath import SINGLE_MODES
 
-MODES = ("tcp_lte", "tcp_wifi", "mptcp")
+MODES = (*SINGLE_MODES["001"], "mptcp")
 
 
 def _large_minus_small(ctx: core.Ctx, column: str) -> dict:

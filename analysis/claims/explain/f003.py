@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from pathlib import Path
 
+from analysis import reference
 from analysis.claims import core
 from analysis.claims.core import fmt
 
 PKT_MS_AT_10MBIT = 1500 * 8 / 10e6 * 1e3   # 1.2 ms per full-size packet on path 1
 SCENARIOS = [(m, q) for m in ("tcp_path1", "mptcp") for q in (1000, 50)]   # Table 2's four: mode, queue (packets)
-VM_BUNDLE = Path(__file__).resolve().parents[3] / "data" / "qdisc003-vm"
+VM_BUNDLE = reference.REFERENCE_DIR.parent / "qdisc003-vm"
 VM_DOC = "docs/qdisc-003.md"
 MININET = ("a replication with the paper's own tool chain in the Debian VM: Mininet with Open vSwitch (Debian "
            "packages mininet, openvswitch-switch), TCLink shaping 10/2 Mbit/s, OVS queue sizing of 50 packets, ping "
@@ -74,8 +74,7 @@ def _vm_range(arm: str, metric: str) -> tuple[float, float]:
 @lru_cache(maxsize=1)
 def _table2() -> dict:
     """The paper's Table 2 (data/reference/003/table2.csv): {(mode, queue_pkts, metric): value}."""
-    import pandas as pd
-    t = pd.read_csv(VM_BUNDLE.parents[0] / "reference" / "003" / "table2.csv")
+    t = reference.load_table2(reference.REFERENCE_DIR / "003")
     return {(r.mode, int(r.queue_pkts), r.metric): float(r.value) for r in t.itertuples()}
 
 
