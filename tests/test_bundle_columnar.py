@@ -15,6 +15,7 @@ import pytest
 from analysis import bundle_store, dataset
 from analysis.errors import AnalysisError
 from mpcc.commands import bundle
+from mpcc.errors import UserError
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
@@ -226,6 +227,47 @@ def test_resume_from_a_columnar_bundle(made, tmp_path):
     assert json.loads((tmp_path / "out" / "campaign.json").read_text())["sessions"] == [_session(SESSION1)]
     _assert_same_load(_load(tmp_path / "out"), _load(made.old))
     assert restore_from_bundle(made.col, tmp_path / "out", made.camp / "campaign.yaml", campaign, "netns", 1) == 0
+
+
+def _planned(camp: Path, **changed) -> SimpleNamespace:
+    """A campaign named "synth-extended" that repeats the hand-made campaign's runs (their params.json without
+    campaign, seed and backend, as the runner adds those), with ``changed`` parameters of run REP1 altered."""
+    runs = []
+    for d in sorted((camp / "runs").iterdir()):
+        p = {k: v for k, v in json.loads((d / "params.json").read_text()).items()
+             if k not in ("campaign", "seed", "backend")}
+        p.update(changed if d.name == REP1 else {})
+        runs.append(SimpleNamespace(run_id=d.name, params=(lambda p=p: dict(p))))
+    return SimpleNamespace(name="synth-extended", runs=runs)
+
+
+def test_reuse_copies_the_runs_of_another_campaign_with_their_sessions(made, tmp_path):
+    """reuse_runs_from: the other campaign's file and name differ, its runs' parameters do not; the copies keep the
+    name of the campaign that recorded them, its sessions are merged naming it, its name and order are not taken."""
+    from mpcc.campaign.runner import restore_from_bundle
+    other = tmp_path / "other.yaml"
+    other.write_text("name: synth\nprofiles: {extended: {reps: 10}}\n")
+    out = tmp_path / "out"
+    assert restore_from_bundle(made.col, out, other, _planned(made.camp), "netns", 1, reuse=True) == 5
+    meta = json.loads((out / "campaign.json").read_text())
+    assert meta["sessions"] == [{**_session(SESSION1), "campaign": "synth"}]
+    assert "name" not in meta and "order" not in meta
+    assert json.loads((out / "runs" / REP1 / "params.json").read_text())["campaign"] == "synth"
+    _assert_same_load(_load(out), _load(made.old))
+    assert restore_from_bundle(made.col, out, other, _planned(made.camp), "netns", 1, reuse=True) == 0
+    with pytest.raises(UserError, match="its campaign.yaml differs"):   # without reuse: the same file only
+        restore_from_bundle(made.col, tmp_path / "o2", other, _planned(made.camp), "netns", 1)
+
+
+def test_reuse_refuses_runs_recorded_with_other_parameters(made, tmp_path):
+    from mpcc.campaign.runner import restore_from_bundle
+    out = tmp_path / "out"
+    with pytest.raises(UserError, match=r"was recorded with loss_pct=0.0, this campaign gives it 1.0; nothing reused"):
+        restore_from_bundle(made.col, out, made.camp / "campaign.yaml", _planned(made.camp, loss_pct=1.0),
+                            "netns", 1, reuse=True)
+    assert not list((out / "runs").iterdir())
+    with pytest.raises(UserError, match="seed 1, backend netns; this is 'synth-extended', seed 2"):
+        restore_from_bundle(made.col, out, made.camp / "campaign.yaml", _planned(made.camp), "netns", 2, reuse=True)
 
 
 def test_ss_samples_and_recording_time_read_a_columnar_bundle(made, capsys):

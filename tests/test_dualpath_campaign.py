@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 from mpcc.campaign.spec import load_campaign
 from mpcc.errors import UserError
@@ -43,6 +44,30 @@ def test_paper003_profiles():
     [f] = {(r.udp_flood_start_s / r.duration_s, r.udp_flood_end_s / r.duration_s)
            for r in scaled.runs if r.udp_flood_mbps}
     assert f == (300 / 900, 600 / 900)   # the paper's timeline, scaled
+
+
+def test_paper003_extended_repeats_the_paper_protocol_and_reuses_its_runs():
+    """The extended profile: the paper's matrix and timeline at 10 repetitions; its first three are the paper
+    protocol's runs, parameter for parameter, reused from data/study003 (mpcc campaign run --dry-run says so)."""
+    full = load_campaign(REPO / "campaigns/paper003.yaml")
+    ext = load_campaign(REPO / "campaigns/paper003.yaml", "extended")
+    assert ext.name == "paper003-extended" and ext.reps == 10 and len(ext.runs) == 50
+    assert ext.reuse_from == "data/study003" and full.reuse_from is None
+    mine = {r.run_id: r.params() for r in ext.runs}
+    assert all(mine[r.run_id] == r.params() for r in full.runs)
+    r = subprocess.run([sys.executable, "-m", "mpcc.cli", "campaign", "run", "campaigns/paper003.yaml", "--profile",
+                        "extended", "--dry-run", "--out", "/nonexistent/x"], cwd=REPO, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and "reuse_runs_from data/study003: 15 of these runs finished there" in r.stderr
+
+
+@pytest.mark.parametrize("value", ["../x", "/abs/data/x", "data/../x", 3, "data/"])
+def test_reuse_runs_from_names_a_bundle_under_data(tmp_path, value):
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump({"name": "c", "family": "003", "reps": 1, "reuse_runs_from": value,
+                                 "experiments": [{"experiment": "scenario", "mode": "mptcp", "queue_pkts": 50}]}))
+    with pytest.raises(UserError, match="reuse_runs_from must name a bundle as data/NAME"):
+        load_campaign(f)
 
 
 def test_paper001_buffer_sweep():

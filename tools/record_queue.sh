@@ -138,12 +138,14 @@ bundle_now() { # ID
 
 case "$cmd" in
 status)
-    printf '%-18s %-28s %5s %9s %7s %6s  %s\n' id campaign jobs finished bundled total state
+    printf '%-18s %-38s %5s %9s %7s %6s  %s\n' id campaign jobs finished bundled total state
     for n in "${NAMES[@]}"; do
+        label="${CAMP[$n]}"
+        [[ "${PROF[$n]}" == - ]] || label+=" (${PROF[$n]})"
         state=pending
         if [[ -e "$RAW/.queue-$n.done" ]]; then state="done"; elif bundle_complete "$n"; then state="done (in its bundle)"; fi
         [[ "${NEEDS[$n]}" == - || -e "${NEEDS[$n]}" ]] || state="waits for ${NEEDS[$n]}"
-        printf '%-18s %-28s %5s %9s %7s %6s  %s\n' "$n" "${CAMP[$n]}${PROF[$n]/#-/}" "${JOBS[$n]}" \
+        printf '%-18s %-38s %5s %9s %7s %6s  %s\n' "$n" "$label" "${JOBS[$n]}" \
             "$(finished_here "$n")" "$(in_bundle "$n")" "$(total_runs "$n")" "$state"
     done
     ;;

@@ -113,6 +113,11 @@ def host_pressure_pct(run_dir: Path) -> float | None:
     return float(v) if isinstance(v, (int, float)) else None
 
 
+def reuse_path(campaign: Campaign) -> Path:
+    """The bundle named by the campaign's ``reuse_runs_from`` (relative to the repository) as a path."""
+    return REPO / campaign.reuse_from
+
+
 def ordered_runs(campaign: Campaign, seed: int) -> list[Run]:
     """The campaign's runs in a random order drawn from ``seed`` (same seed, same order)."""
     runs = list(campaign.runs)
@@ -170,53 +175,67 @@ def _prepare_out(out: Path, campaign_file: Path, campaign: Campaign, backend: st
 
 
 def restore_from_bundle(bundle: Path, out: Path, campaign_file: Path, campaign: Campaign, backend: str,
-                        seed: int) -> int:
+                        seed: int, *, reuse: bool = False) -> int:
     """Copy the finished runs (``COMPLETE`` or ``SKIPPED``) of a bundle of this campaign into ``out`` where ``out``
     has no directory for them yet (nothing in ``out`` is replaced), and merge the bundle's recording sessions, and
     the incomplete runs it left out (``incomplete_runs_restored``, so that a bundle of ``out`` still lists them),
     into ``out/campaign.json``. Checks that the bundle holds the same campaign file, seed and backend. A columnar
     bundle's runs are materialised first (``analysis.bundle_store.materialize``, in ``out``). Returns the number of
-    runs copied."""
+    runs copied.
+
+    ``reuse``: the bundle holds another campaign whose runs this one repeats (the campaign file's
+    ``reuse_runs_from``, e.g. a paper protocol whose repetitions an extended campaign adds to). Instead of the same
+    campaign file, every run copied must have been recorded with the parameters this campaign gives it, its
+    ``campaign`` name aside (which keeps naming the campaign that recorded it): one that differs is a one-line error
+    and nothing is copied. Its sessions are merged with ``campaign`` naming that campaign; its name, order and
+    incomplete runs are not this campaign's and are left out."""
     import shutil
 
     from analysis.bundle_store import bundle_format
     from analysis.errors import AnalysisError
+    what = "reuse_runs_from" if reuse else "--resume-from"
     try:
         columnar = bundle_format(bundle) is not None
     except AnalysisError as exc:
-        raise UserError(f"--resume-from {exc}") from None
+        raise UserError(f"{what} {exc}") from None
     if not (bundle / "bundle.json").is_file() or not (bundle / "runs").is_dir():
-        raise UserError(f"--resume-from {bundle}: not a bundle (no bundle.json and runs/; made by mpcc bundle)")
-    if not (bundle / "campaign.yaml").is_file() or (bundle / "campaign.yaml").read_text() != campaign_file.read_text():
+        raise UserError(f"{what} {bundle}: not a bundle (no bundle.json and runs/; made by mpcc bundle)")
+    if not reuse and (not (bundle / "campaign.yaml").is_file()
+                      or (bundle / "campaign.yaml").read_text() != campaign_file.read_text()):
         raise UserError(f"--resume-from {bundle}: its campaign.yaml differs from {campaign_file}")
     try:
         bmeta = json.loads((bundle / "campaign.json").read_text())
     except (OSError, ValueError):
-        raise UserError(f"--resume-from {bundle}: no readable campaign.json") from None
-    if bmeta.get("name") != campaign.name or bmeta.get("seed") != seed or bmeta.get("backend") != backend:
-        raise UserError(f"--resume-from {bundle}: it holds campaign {bmeta.get('name')!r}, seed {bmeta.get('seed')}, "
+        raise UserError(f"{what} {bundle}: no readable campaign.json") from None
+    if (not reuse and bmeta.get("name") != campaign.name) or bmeta.get("seed") != seed or \
+            bmeta.get("backend") != backend:
+        raise UserError(f"{what} {bundle}: it holds campaign {bmeta.get('name')!r}, seed {bmeta.get('seed')}, "
                         f"backend {bmeta.get('backend')}; this is {campaign.name!r}, seed {seed}, backend {backend}")
     (out / "runs").mkdir(parents=True, exist_ok=True)
     wanted = {r.run_id for r in campaign.runs}
+    planned = {r.run_id: r for r in campaign.runs} if reuse else None
     stage = out / f".restore-{os.getpid()}" if columnar else None
     try:
-        copied = _restore_runs(bundle, stage, out, wanted)
+        copied = _restore_runs(bundle, stage, out, wanted,
+                               (lambda d: _same_run(d, planned[d.name], seed, backend, bundle)) if reuse else None)
     finally:
         if stage is not None:
             shutil.rmtree(stage, ignore_errors=True)
     meta_path = out / "campaign.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     have = {json.dumps(x, sort_keys=True) for x in meta.get("sessions", [])}
-    merged = [x for x in bmeta.get("sessions", []) if json.dumps(x, sort_keys=True) not in have]
+    theirs = [{**x, "campaign": bmeta.get("name")} if reuse else x for x in bmeta.get("sessions", [])]
+    merged = [x for x in theirs if json.dumps(x, sort_keys=True) not in have]
     merged += meta.get("sessions", [])
     merged.sort(key=lambda x: str(x.get("started_utc", "")))
-    meta.update({k: bmeta[k] for k in ("name", "seed", "backend") if k in bmeta})
-    for k in ("order", "n_runs"):
-        if k in bmeta:
-            meta.setdefault(k, bmeta[k])
+    if not reuse:
+        meta.update({k: bmeta[k] for k in ("name", "seed", "backend") if k in bmeta})
+        for k in ("order", "n_runs"):
+            if k in bmeta:
+                meta.setdefault(k, bmeta[k])
     meta["sessions"] = merged
     try:
-        left_out = json.loads((bundle / "bundle.json").read_text()).get("incomplete_runs", [])
+        left_out = [] if reuse else json.loads((bundle / "bundle.json").read_text()).get("incomplete_runs", [])
     except (OSError, ValueError):
         left_out = []
     left_out = set(left_out) | set(meta.get("incomplete_runs_restored", []))
@@ -362,9 +381,10 @@ def _run_parallel(todo, out, campaign, backend, seed, jobs, bar, result, failed_
         raise
 
 
-def _restore_runs(bundle: Path, stage: Path | None, out: Path, wanted: set) -> int:
+def _restore_runs(bundle: Path, stage: Path | None, out: Path, wanted: set, check=None) -> int:
     """Copy the finished runs of ``wanted`` that ``out`` lacks from the bundle's run directories (a columnar bundle's:
-    materialised into ``stage`` first) into ``out/runs/``; returns how many."""
+    materialised into ``stage`` first) into ``out/runs/``; returns how many. ``check(run_dir)``: called on every run
+    to copy before any is copied (it raises UserError to refuse them all)."""
     import shutil
 
     def missing(rid):
@@ -374,16 +394,36 @@ def _restore_runs(bundle: Path, stage: Path | None, out: Path, wanted: set) -> i
         from analysis.bundle_store import materialize
         materialize(bundle, stage, sorted(r for r in wanted if missing(r)))
         src = stage / "runs"
+    todo = [d for d in (sorted(src.iterdir()) if src.is_dir() else [])
+            if d.is_dir() and d.name in wanted and missing(d.name) and run_status(d) in ("complete", "skipped")]
+    for d in todo if check is not None else ():
+        check(d)
     copied = 0
-    for d in sorted(src.iterdir()) if src.is_dir() else []:
-        if not (d.is_dir() and d.name in wanted and missing(d.name)) or run_status(d) not in ("complete", "skipped"):
-            continue
+    for d in todo:
         dst = out / "runs" / d.name
         tmp = dst.with_name(f".{d.name}.restore-{os.getpid()}")
         shutil.copytree(d, tmp)
         tmp.rename(dst)
         copied += 1
     return copied
+
+
+def _same_run(run_dir: Path, run: Run, seed: int, backend: str, bundle: Path) -> None:
+    """UserError unless the bundle's run ``run_dir`` was recorded with the parameters this campaign gives ``run``
+    (``params.json`` as :func:`_run_one` writes it; its ``campaign`` name aside)."""
+    try:
+        theirs = json.loads((run_dir / "params.json").read_text())
+    except (OSError, ValueError):
+        raise UserError(f"reuse_runs_from {bundle}: run {run_dir.name} has no readable params.json") from None
+    ours = {**run.params(), "seed": seed, "backend": backend}
+    theirs = {k: v for k, v in theirs.items() if k != "campaign"}
+    diff = sorted(k for k in set(ours) | set(theirs) if ours.get(k, "(none)") != theirs.get(k, "(none)"))
+    if diff:
+        k = diff[0]
+        raise UserError(f"reuse_runs_from {bundle}: run {run_dir.name} was recorded with {k}="
+                        f"{theirs.get(k, '(none)')}, this campaign gives it {ours.get(k, '(none)')}"
+                        + (f" ({len(diff) - 1} more parameter(s) differ)" if len(diff) > 1 else "")
+                        + "; nothing reused")
 
 
 def _interrupt(signum, frame):
@@ -463,6 +503,10 @@ def _record(campaign, campaign_file, out, backend, seed, order, jobs, retry, red
     if resume_from is not None:
         n = restore_from_bundle(resume_from, out, campaign_file, campaign, backend, seed)
         print(f"runner: {n} finished run(s) restored from {resume_from}", file=sys.stderr)
+    if campaign.reuse_from is not None:
+        n = restore_from_bundle(reuse_path(campaign), out, campaign_file, campaign, backend, seed, reuse=True)
+        print(f"runner: {n} finished run(s) of {campaign.reuse_from} reused (the campaign file's reuse_runs_from)",
+              file=sys.stderr)
     session = None
     if scheduler is not None:
         from mpcc.campaign import distributed

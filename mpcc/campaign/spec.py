@@ -3,6 +3,10 @@
 A campaign names its study ``family`` (default ``"000"``; ``mpcc.families``) and declares experiments; every
 list-valued key of an experiment is a factor, and the runs are the cartesian product of the factors times ``reps``
 repetitions. The family's module validates every value, before any root command runs.
+
+``reuse_runs_from: data/NAME`` (top level or in a profile): a committed bundle of another campaign, e.g. the paper
+protocol that a profile with more repetitions extends. Its finished runs that this campaign repeats exactly (same run
+id and parameters, ``mpcc.campaign.runner.restore_from_bundle``) are copied in and not recorded again.
 """
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ from mpcc.families import get_family
 from mpcc.families.f000 import Run  # noqa: F401  (study 000's run: the type most callers mean)
 
 _SAFE = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
+_BUNDLE = re.compile(r"^data/[A-Za-z0-9][A-Za-z0-9._-]*$")
+PROFILE_KEYS = ("reps", "seed", "description", "defaults", "experiments", "reuse_runs_from")
 
 
 @dataclass
@@ -27,6 +33,7 @@ class Campaign:
     runs: list = field(default_factory=list)
     description: str = ""
     family: str = "000"
+    reuse_from: str | None = None   # reuse_runs_from: a bundle (data/NAME) whose identical runs are copied, not rerun
 
 
 def load_campaign(path: str | Path, profile: str | None = None) -> Campaign:
@@ -66,8 +73,8 @@ def campaign_from_text(text: str, path: str | Path, profile: str | None = None) 
         if profile not in profiles:
             raise UserError(f"{path}: no profile {profile!r} (has: {', '.join(sorted(profiles)) or 'none'})")
         over = profiles[profile]
-        if not isinstance(over, dict) or set(over) - {"reps", "seed", "description", "defaults", "experiments"}:
-            raise UserError(f"{path}: profile {profile!r} may set reps, seed, description, defaults, experiments")
+        if not isinstance(over, dict) or set(over) - set(PROFILE_KEYS):
+            raise UserError(f"{path}: profile {profile!r} may set {', '.join(PROFILE_KEYS)}")
         doc = {**doc, **{k: v for k, v in over.items() if k != "defaults"},
                "defaults": {**(doc.get("defaults") or {}), **(over.get("defaults") or {})}}
         name = f"{name}-{profile}"
@@ -79,6 +86,9 @@ def campaign_from_text(text: str, path: str | Path, profile: str | None = None) 
     seed = doc.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise UserError(f"{path}: seed must be an integer")
+    reuse = doc.get("reuse_runs_from")
+    if reuse is not None and not (isinstance(reuse, str) and _BUNDLE.match(reuse) and ".." not in reuse):
+        raise UserError(f"{path}: reuse_runs_from must name a bundle as data/NAME, got {reuse!r}")
     fam = get_family(doc.get("family", "000"))
     given = doc.get("defaults") or {}
     if not isinstance(given, dict):
@@ -95,4 +105,4 @@ def campaign_from_text(text: str, path: str | Path, profile: str | None = None) 
     if len(set(ids)) != len(ids):
         raise UserError(f"{path}: two experiments declare the same run")
     return Campaign(name=name, reps=reps, seed=seed, runs=runs, description=str(doc.get("description", "")),
-                    family=fam.FAMILY)
+                    family=fam.FAMILY, reuse_from=reuse)

@@ -233,7 +233,8 @@ def _recording_commits(sessions: list[dict]) -> list[str]:
 def _sessions(cmeta: dict) -> list[dict]:
     """Recording sessions from ``campaign.json`` (:func:`_campaign_json`): start time, commit (and whether the tree
     was dirty), and how many runs ran at once (``jobs``); a session across hosts (``mpcc campaign run --scheduler``,
-    docs/multi-host.md) also its ``hosts`` (host -> slots)."""
+    docs/multi-host.md) also its ``hosts`` (host -> slots); one of another campaign whose runs were reused
+    (``reuse_runs_from``) its ``campaign``."""
     out = []
     for x in cmeta.get("sessions", []):
         if not isinstance(x, dict):
@@ -246,6 +247,8 @@ def _sessions(cmeta: dict) -> list[dict]:
                 if isinstance(w, dict):
                     hosts[str(w.get("host"))] = hosts.get(str(w.get("host")), 0) + int(w.get("slots") or 0)
             s["hosts"] = dict(sorted(hosts.items()))
+        if x.get("campaign"):   # a session of another campaign whose runs this one reused (reuse_runs_from)
+            s["campaign"] = str(x["campaign"])
         out.append(s)
     return out
 
@@ -439,6 +442,8 @@ def _readme(manifest: dict) -> str:
     captured = "\n".join(f"* `{r}`" for r in m["captured_runs"]) or "* none"
     sess = "\n".join(f"  * {x['started_utc']}: commit {(x['git_commit'] or 'unknown')[:12]}, {x['jobs']} run(s) at once"
                      + (f" on {', '.join(f'{h} ({n})' for h, n in x['hosts'].items())}" if x.get("hosts") else "")
+                     + (f", by campaign `{x['campaign']}` (runs reused through `reuse_runs_from`)"
+                        if x.get("campaign") else "")
                      for x in m.get("sessions", [])) or "  * (not recorded)"
     hl = m.get("host_load", {})
     load = (f"median {hl['median']:g} %, 90th percentile {hl['p90']:g} %, max {hl['max']:g} % over {hl['n']} runs"
@@ -801,8 +806,10 @@ def _incomplete_runs(cmeta: dict, runs) -> tuple[list[str], list[str]]:
 
 
 def _campaign_of(camp: Path, df) -> str:
-    """The campaign's name as its runs record it (the directory's name without runs)."""
-    return str(df["campaign"].dropna().iloc[0]) if len(df) else camp.name
+    """The campaign's name: its campaign.json's, else as its runs record it (runs reused from another campaign keep
+    that one's name), else the directory's name."""
+    from analysis.dataset import campaign_name
+    return campaign_name(camp) or (str(df["campaign"].dropna().iloc[0]) if len(df) else camp.name)
 
 
 def _manifest(camp, df, runs, metas, captured, no_room, untried, without, max_mb, ss_reps) -> dict:

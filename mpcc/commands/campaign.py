@@ -51,6 +51,19 @@ def add_arguments(p):
                         "and the disk the rest need); run nothing")
 
 
+def reusable(campaign, out: Path) -> set:
+    """Run ids of ``campaign`` that its ``reuse_runs_from`` bundle holds finished and ``out`` has no directory for."""
+    from analysis.dataset import run_status as bundle_runs
+    from analysis.errors import AnalysisError
+    from mpcc.campaign.runner import reuse_path
+    try:
+        st = bundle_runs(reuse_path(campaign))
+    except (AnalysisError, OSError) as exc:
+        raise UserError(f"reuse_runs_from {campaign.reuse_from}: {exc}") from None
+    done = set(st.loc[st["status"].isin(["complete", "skipped"]), "run_id"]) if len(st) else set()
+    return {r.run_id for r in campaign.runs if r.run_id in done and not (out / "runs" / r.run_id).exists()}
+
+
 def run(args) -> int:
     campaign = load_campaign(args.campaign, args.profile)
     seed = campaign.seed if args.seed is None else args.seed
@@ -63,6 +76,11 @@ def run(args) -> int:
         print(f"{len(order)} runs, seed {seed}; traffic time {traffic:g} s = {traffic / 3600:.2f} h "
               f"(plus ~10 s set-up/teardown per run: ~{(traffic + 10 * len(order)) / 3600:.2f} h)", file=sys.stderr)
         left = sum(run_status(out / "runs" / r.run_id) not in ("complete", "skipped") for r in order)
+        if campaign.reuse_from is not None:
+            n = len(reusable(campaign, out))
+            print(f"reuse_runs_from {campaign.reuse_from}: {n} of these runs finished there and not here, copied in "
+                  f"when recording starts (if recorded with the same parameters), not recorded again", file=sys.stderr)
+            left -= n
         for line in (eta(out, left), estimate(out, left)) if out.is_dir() else ():
             if line:
                 print(line, file=sys.stderr)
