@@ -322,3 +322,14 @@ def test_run_vm_refuses_an_existing_out(tmp_path):
     r = subprocess.run(["bash", str(ROOT / "testbed/mininet003/run-vm.sh"), "--out", str(tmp_path / "old")],
                        capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert r.returncode == 2 and "exists" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_topo003_keeps_the_switch_ports_blocks():
+    text = ("qdisc noqueue 0: dev lo root refcnt 2 \n Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0) \n"
+            "qdisc htb 5: dev s1-eth1 root refcnt 3 r2q 10 default 0x1\n Sent 10 bytes 1 pkt (dropped 0)\n"
+            "qdisc netem 10: dev s1-eth1 parent 5:1 limit 50 delay 2ms\n Sent 10 bytes 1 pkt (dropped 0)\n"
+            "qdisc htb 5: dev s1-eth10 root refcnt 3\n Sent 0 bytes 0 pkt\n"
+            "qdisc htb 5: dev s2-eth2 root refcnt 3\n Sent 5 bytes 1 pkt\n")
+    kept = _topo003().tc_blocks(text, ["s1-eth1", "s1-eth2"])
+    assert kept == ("qdisc htb 5: dev s1-eth1 root refcnt 3 r2q 10 default 0x1\n Sent 10 bytes 1 pkt (dropped 0)\n"
+                    "qdisc netem 10: dev s1-eth1 parent 5:1 limit 50 delay 2ms\n Sent 10 bytes 1 pkt (dropped 0)\n")

@@ -161,21 +161,28 @@ def must(node, args, log):
     return out
 
 
+def tc_blocks(text: str, devs) -> str:
+    """The blocks of a ``tc -s qdisc show`` text (a ``qdisc ...`` line and the statistics lines under it) whose
+    qdisc line names one of ``devs`` (``... dev DEV ...``), in their order."""
+    keep, out = False, []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("qdisc "):
+            keep = any(f" dev {d} " in line for d in devs)
+        if keep:
+            out.append(line)
+    return "".join(out)
+
+
 def qdiscs(node, devs=None) -> tuple[str, list]:
-    """``tc -s qdisc show`` (text) and ``tc -s -j qdisc show`` (list) of a node, for the interfaces ``devs`` (all of
-    the node's when None)."""
-    text, js = "", []
-    for dev in (devs or [None]):
-        tail = ["dev", dev] if dev else []
-        text += pexec(node, ["tc", "-s", "qdisc", "show", *tail])[1]
-        try:
-            lst = json.loads(pexec(node, ["tc", "-s", "-j", "qdisc", "show", *tail])[1] or "[]")
-        except ValueError:
-            lst = []
-        for e in lst:   # `tc qdisc show dev DEV` leaves the device out of its entries
-            if dev and isinstance(e, dict):
-                e.setdefault("dev", dev)
-        js += lst
+    """``tc -s qdisc show`` (text) and ``tc -s -j qdisc show`` (list) of a node's namespace, only the interfaces
+    ``devs`` when given (a switch's ports in the root namespace)."""
+    text = pexec(node, ["tc", "-s", "qdisc", "show"])[1]
+    try:
+        js = [e for e in json.loads(pexec(node, ["tc", "-s", "-j", "qdisc", "show"])[1] or "[]") if isinstance(e, dict)]
+    except ValueError:
+        js = []
+    if devs:
+        text, js = tc_blocks(text, devs), [e for e in js if e.get("dev") in devs]
     return text, js
 
 
