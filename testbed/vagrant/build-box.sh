@@ -27,9 +27,11 @@ done
 for t in mmdebstrap mkfs.ext4 qemu-img vagrant tar; do command -v "$t" >/dev/null || die "$t not found: run testbed/vagrant/host-setup.sh"; done
 
 # Bump when what the box contains or how it boots changes: an added box of an older revision is rebuilt.
-BOX_REVISION=5   # 2: mitigations=off on the kernel command line; 3: bpftool (BPF congestion-control ports, testbed/cc);
+BOX_REVISION=6   # 2: mitigations=off on the kernel command line; 3: bpftool (BPF congestion-control ports, testbed/cc);
                  # 4: linux-headers-amd64 and make (out-of-tree modules: PCC-Kernel's vivace, docs/pcc-vivace.md);
                  # 5: mptcpize (MPTCP iperf3 in the guest: study 003's queue-discipline experiment, docs/qdisc-003.md)
+                 # 6: mininet, openvswitch-switch, python3 (Mininet's API) and psmisc (killall, for `mn -c`): study 003
+                 #    replicated with the paper's own tool chain, Mininet + Open vSwitch (docs/mininet-003.md)
 if [[ $force == 0 ]] && vagrant box list 2>/dev/null | awk -v n="$name" '$1 == n {f = 1} END {exit !f}'; then
     boxvf="${VAGRANT_HOME:-$HOME/.vagrant.d}/boxes/${name//\//-VAGRANTSLASH-}/0/libvirt/Vagrantfile"
     if grep -qx "# mpcc-box-revision: $BOX_REVISION" "$boxvf" 2>/dev/null; then
@@ -53,7 +55,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-PKGS=linux-image-amd64,linux-headers-amd64,make,initramfs-tools,systemd-sysv,udev,kmod,dbus,openssh-server,sudo,iproute2,iputils-ping,procps,netbase,iperf3,tcpdump,ethtool,jq,nftables,iptables,gawk,less,bpftool,mptcpize
+PKGS=linux-image-amd64,linux-headers-amd64,make,initramfs-tools,systemd-sysv,udev,kmod,dbus,openssh-server,sudo,iproute2,iputils-ping,procps,netbase,iperf3,tcpdump,ethtool,jq,nftables,iptables,gawk,less,bpftool,mptcpize,mininet,openvswitch-switch,python3,psmisc
 log "mmdebstrap $suite (minbase + $PKGS)"
 t0=$(date +%s)
 # shellcheck disable=SC2016  # $1 is expanded by mmdebstrap's hook shell (the chroot directory)
