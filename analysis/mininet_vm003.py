@@ -25,6 +25,8 @@ One row per run (:func:`load_run`, columns :data:`RUN_COLUMNS`), with these unit
 
 * goodput_mbps, retransmits, flow_rtt_mean_ms: as :mod:`analysis.qdisc_vm003` reads them from iperf3 (Mbit/s of the
   receiver; segments; ms, the sender's mean smoothed RTT, for MPTCP its first subflow's);
+* min_interval_mbps: the worst 1-s interval of iperf3's receiver report, Mbit/s
+  (``analysis.families.dualpath.min_interval_mbps``, as the namespace testbed's rows);
 * per path K = 1, 2: ping_rtt_mean_ms_pK (ms), ping_jitter_ms_pK (study 003's equation Σ|D_i − D_{i+1}| / (n − 1)
   over the replies' RTTs in icmp_seq order, ms), ping_loss_pct_pK (%), ping_replies_pK (count): the functions of
   :mod:`analysis.families.dualpath` (``parse_ping``, ``ping_stats``), as the namespace testbed's rows;
@@ -58,6 +60,7 @@ import pandas as pd
 
 from analysis import reference
 from analysis.errors import AnalysisError
+from analysis.families.dualpath import min_interval_mbps
 from analysis.qdisc_vm003 import (counter_delta, flow_rtt_mean_ms, ping_metrics, receiver_goodput_mbps,
                                   sender_retransmits, t_interval)
 from analysis.validation_store import pack, portable_paths, run_dirs
@@ -70,10 +73,10 @@ PARAM_COLUMNS = ["run", "mode", "queue_pkts", "rep", "duration_s", "ping_interva
 PATH_METRICS = (["ping_rtt_mean_ms", "ping_jitter_ms", "ping_loss_pct", "ping_replies", "idle_rtt_ms",
                  "sent_to_server"] + [f"drops_{r}" for r in ROLES]
                 + [f"{q}_{s}_{r}" for r in SAMPLED_ROLES for q in ("qlen", "backlog") for s in ("mean", "max")])
-RUN_COLUMNS = (PARAM_COLUMNS + ["goodput_mbps", "retransmits", "flow_rtt_mean_ms"]
+RUN_COLUMNS = (PARAM_COLUMNS + ["goodput_mbps", "min_interval_mbps", "retransmits", "flow_rtt_mean_ms"]
                + [f"{m}_p{k}" for k in (1, 2) for m in PATH_METRICS])
 #: the metrics :func:`summary` and :func:`facts` report
-SUMMARY_METRICS = ["goodput_mbps", "ping_rtt_mean_ms_p1", "ping_jitter_ms_p1", "ping_loss_pct_p1",
+SUMMARY_METRICS = ["goodput_mbps", "min_interval_mbps", "ping_rtt_mean_ms_p1", "ping_jitter_ms_p1", "ping_loss_pct_p1",
                    "ping_rtt_mean_ms_p2", "ping_jitter_ms_p2", "ping_loss_pct_p2", "retransmits", "flow_rtt_mean_ms",
                    "drops_client_p1", "drops_sw_to_server_p1", "qlen_mean_client_p1", "qlen_mean_sw_to_server_p1",
                    "backlog_mean_client_p1", "backlog_mean_sw_to_server_p1",
@@ -191,6 +194,7 @@ def load_run(run_dir) -> dict:
     row = {"run": d.name, **{c: meta.get(c) for c in PARAM_COLUMNS[1:]}}
     server, client = _json(d / "iperf3" / "server.json", {}), _json(d / "iperf3" / "client.json", {})
     row["goodput_mbps"] = receiver_goodput_mbps(server, client)
+    row["min_interval_mbps"] = min_interval_mbps(server)
     row["retransmits"] = sender_retransmits(client)
     row["flow_rtt_mean_ms"] = flow_rtt_mean_ms(client)
     nodes = ("h1", "h2", "s1", "s2")
@@ -317,7 +321,8 @@ def facts(runs_or_root, alpha: float = 0.05) -> dict:
         for m in SUMMARY_METRICS:
             cells[key][m] = {"mean": _clean(r[m]), "lo": _clean(r[f"{m}_lo"]), "hi": _clean(r[f"{m}_hi"])}
     return {"source": str(runs_or_root) if not isinstance(runs_or_root, pd.DataFrame) else None, "alpha": alpha,
-            "units": {"goodput_mbps": "Mbit/s (iperf3 receiver)", "ping_rtt_mean_ms_pK": "ms",
+            "units": {"goodput_mbps": "Mbit/s (iperf3 receiver)",
+                      "min_interval_mbps": "Mbit/s (the worst 1-s interval of iperf3's receiver report)", "ping_rtt_mean_ms_pK": "ms",
                       "ping_jitter_ms_pK": "ms (study 003's equation over ping RTTs, icmp_seq order)",
                       "ping_loss_pct_pK": "%", "retransmits": "segments",
                       "flow_rtt_mean_ms": "ms (iperf3 sender's mean smoothed RTT; MPTCP: its first subflow)",

@@ -112,7 +112,11 @@ def _run(root, mode, queue, rep, rtt1, goodput, qlen_client=30, drops_client=5, 
             "flow_start_epoch": 1000.0, "flow_end_epoch": 1060.0,
             "self_check": {"path1": {"rtt_median_ms": 4.1}, "path2": {"rtt_median_ms": 20.2}}}
     (d / "meta.json").write_text(json.dumps(meta))
-    (d / "iperf3" / "server.json").write_text(json.dumps({"end": {"sum_received": {"bits_per_second": goodput * 1e6}}}))
+    # receiver intervals: 1-s intervals at the goodput, one stall at a tenth of it, a 0.1-s tail (left out) at 0
+    iv = [{"sum": {"seconds": s, "bits_per_second": b * 1e6}}
+          for s, b in [(1.0, goodput), (1.0, goodput / 10), (1.0, goodput), (0.1, 0.0)]]
+    (d / "iperf3" / "server.json").write_text(json.dumps(
+        {"intervals": iv, "end": {"sum_received": {"bits_per_second": goodput * 1e6}}}))
     (d / "iperf3" / "client.json").write_text(json.dumps(
         {"end": {"sum_sent": {"retransmits": 4}, "streams": [{"sender": {"mean_rtt": 30000}}]}}))
     lines = [f"[{1000 + i}.5] 64 bytes from 10.103.100.1: icmp_seq={i + 1} ttl=64 time={rtt1} ms" for i in range(5)]
@@ -157,6 +161,7 @@ def test_load_run_row(results):
     assert set(row) == set(m.RUN_COLUMNS)
     assert (row["mode"], row["queue_pkts"], row["rep"], row["delay_links"]) == ("tcp_path1", 50, 1, "client")
     assert row["goodput_mbps"] == pytest.approx(9.4) and row["retransmits"] == 4
+    assert row["min_interval_mbps"] == pytest.approx(0.94)        # the stall; iperf3's 0.1-s tail is left out
     assert row["flow_rtt_mean_ms"] == pytest.approx(30.0)
     assert row["ping_rtt_mean_ms_p1"] == pytest.approx(30) and row["ping_jitter_ms_p1"] == 0
     assert row["ping_loss_pct_p1"] == 0 and row["ping_replies_p1"] == 5
@@ -333,3 +338,24 @@ def test_topo003_keeps_the_switch_ports_blocks():
     kept = _topo003().tc_blocks(text, ["s1-eth1", "s1-eth2"])
     assert kept == ("qdisc htb 5: dev s1-eth1 root refcnt 3 r2q 10 default 0x1\n Sent 10 bytes 1 pkt (dropped 0)\n"
                     "qdisc netem 10: dev s1-eth1 parent 5:1 limit 50 delay 2ms\n Sent 10 bytes 1 pkt (dropped 0)\n")
+
+
+@pytest.mark.skipif(not (ROOT / "data" / "mininet003-vm" / "runs.tar.xz").is_file(),
+                    reason="data/mininet003-vm absent")
+def test_committed_replication_feeds_the_verdict_explanations():
+    """data/mininet003-vm (the full run of 2026-11-27): 12 runs, 3 per Table 2 scenario, its facts.json as the runs
+    give it, and study 003's latency explanation on data/study003 cites its cells (computed from the committed runs)
+    beside the paper's, with where its queue formed."""
+    from analysis.claims.explain import f003
+    from analysis.claims.registry import evaluate
+    from analysis.dataset import load_campaign
+    data = ROOT / "data" / "mininet003-vm"
+    runs = m.load_runs(data)
+    assert len(runs) == 12 and set(runs.groupby(m.KEYS).size()) == {3}
+    assert json.loads((data / "facts.json").read_text())["cells"] == json.loads(json.dumps(m.facts(runs)))["cells"]
+    scores = evaluate(load_campaign(ROOT / "data" / "study003", progress=False, jobs=1), n_boot=999).set_index("claim_id")
+    text = scores.loc["003-S09", "explanation_text"]
+    for mode, q in f003.SCENARIOS:
+        assert f"{mode} queue {q}: paper " in text
+        assert f"Mininet {f003._cell_text(f003._mn(mode, q, 'ping_rtt_mean_ms_p1'), 'ms')}" in text
+    assert "formed at the client's own interface" in text and "remains open" in text

@@ -265,17 +265,25 @@ else:
 Table 2's scenarios in one Debian 12 VM (this kernel has no fq_codel or netem), 60-s runs, 3 repetitions, two switch
 leaves behind the same htb rate limiter: Mininet's netem leaf (a FIFO of the queue size, as our testbed) and
 fq_codel. Ping over path 1 every second; mean and 95 % t interval (`analysis.qdisc_vm003`, `data/qdisc003-vm`).
-The paper's values are Table 2's (diamonds)."""),
+Beside them, the paper's own tool chain in the same VM (`docs/mininet-003.md`, `analysis.mininet_vm003`,
+`data/mininet003-vm`): Mininet 2.3.0 with Open vSwitch, Table 2's scenarios built with TCLink as Mininet builds them
+(the queue then forms at the client's own interface), same runs and repetitions. The paper's values are Table 2's
+(diamonds)."""),
     ("code", '''import numpy as np
 from IPython.display import Markdown
 
-from analysis import qdisc_vm003
+from analysis import mininet_vm003, qdisc_vm003
 
 vm_runs = qdisc_vm003.load_runs(REPO / "data" / "qdisc003-vm")
 vm = qdisc_vm003.summary(vm_runs)
 save_table(vm, output_dir, "10_queue_discipline_vm")
 display(Markdown(qdisc_vm003.markdown(vm)))
-arms = {"netem": ("FIFO (Mininet's netem leaf)", "0.55"), "fq_codel": ("fq_codel", "0.85")}
+mn = mininet_vm003.summary(mininet_vm003.load_runs(REPO / "data" / "mininet003-vm")).assign(arm="mininet")
+save_table(mn, output_dir, "10_mininet_replication_vm")
+display(Markdown("Mininet + Open vSwitch (the paper's tool chain), per scenario:\\n\\n" + mininet_vm003.markdown(mn)))
+vm = pd.concat([vm, mn], ignore_index=True)
+arms = {"netem": ("FIFO (Mininet's netem leaf)", "0.55"), "fq_codel": ("fq_codel", "0.85"),
+        "mininet": ("Mininet + OVS (TCLink)", "0.3")}
 scen_order = [("tcp_path1", 1000), ("tcp_path1", 50), ("mptcp", 1000), ("mptcp", 50)]
 fig, axes = plt.subplots(1, 2, figsize=(13, 4.2))
 for ax, (col, metric, what) in zip(axes, [("ping_rtt_mean_ms_p1", "latency_ms", "ping round-trip time over path 1 (ms)"),
@@ -287,7 +295,7 @@ for ax, (col, metric, what) in zip(axes, [("ping_rtt_mean_ms_p1", "latency_ms", 
         lo = np.array([c[f"{col}_lo"].iloc[0] if len(c) else np.nan for c in cell])
         hi = np.array([c[f"{col}_hi"].iloc[0] if len(c) else np.nan for c in cell])
         err = np.vstack([mean - np.maximum(lo, mean * 1e-3), hi - mean])
-        ax.bar(x + (i - 0.5) * 0.38, mean, 0.38, yerr=err, capsize=3, color=colour, edgecolor="k", lw=0.5, label=name)
+        ax.bar(x + (i - 1) * 0.27, mean, 0.27, yerr=err, capsize=3, color=colour, edgecolor="k", lw=0.5, label=name)
     pv = [paper2[(paper2["mode"] == m) & (paper2["queue_pkts"] == q) & (paper2["metric"] == metric)]["value"]
           for m, q in scen_order]
     ax.scatter(x, [v.iloc[0] if len(v) else np.nan for v in pv], marker="D", color="k", zorder=3, label="paper (Table 2)")
@@ -295,7 +303,7 @@ for ax, (col, metric, what) in zip(axes, [("ping_rtt_mean_ms_p1", "latency_ms", 
     ax.set_xticks(x, [f"{'TCP' if m == 'tcp_path1' else 'MPTCP'}\\n{q} pkts" for m, q in scen_order])
     ax.set_xlabel("scenario: transport, switch queue (packets)")
     ax.set_ylabel(what)
-    ax.set_title(what.split(" over")[0].capitalize() + " by switch queue discipline (VM)")
+    ax.set_title(what.split(" over")[0].capitalize() + " by switch queue and tool chain (VM)")
 axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
 fig.tight_layout()
 save_figure(fig, output_dir, "10_queue_discipline_vm")

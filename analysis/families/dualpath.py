@@ -381,10 +381,14 @@ def _path_metrics(client: pd.DataFrame, server: pd.DataFrame, where: str) -> dic
 
 
 def _min_interval_mbps(run_dir: Path) -> float:
-    """The smallest per-interval goodput in iperf3's receiver report (server JSON intervals[].sum), Mbit/s; the last
-    interval is left out when it is shorter than half the others (iperf3's partial tail)."""
-    js = runmeta._read_json(run_dir / "iperf3" / "flow1-server.json") or {}
-    iv = [i.get("sum") or {} for i in js.get("intervals") or [] if isinstance(i, dict)]
+    """:func:`min_interval_mbps` of the run's iperf3 server JSON."""
+    return min_interval_mbps(runmeta._read_json(run_dir / "iperf3" / "flow1-server.json") or {})
+
+
+def min_interval_mbps(js: dict) -> float:
+    """The smallest per-interval goodput in iperf3's receiver report ``js`` (the server's JSON: intervals[].sum),
+    Mbit/s; the last interval is left out when it is shorter than half the others (iperf3's partial tail)."""
+    iv = [i.get("sum") or {} for i in (js or {}).get("intervals") or [] if isinstance(i, dict)]
     secs = np.array([_num(x.get("seconds")) for x in iv])
     bps = np.array([_num(x.get("bits_per_second")) for x in iv])
     ok = np.isfinite(secs) & np.isfinite(bps)

@@ -180,7 +180,7 @@ gssh 'sudo bash -c '\''
     jq -n --arg uname "$(uname -a)" --arg kpkg "$(dpkg-query -W -f="\${Package} \${Version}" linux-image-$(uname -r) 2>/dev/null)" \
       --arg mininet "$(v mininet)" --arg ovs "$(v openvswitch-switch)" --arg python3 "$(v python3)" \
       --arg iperf3 "$(v iperf3)" --arg mptcpize "$(v mptcpize)" --arg iproute2 "$(v iproute2)" --arg iputils "$(v iputils-ping)" \
-      --arg ovs_vswitchd "$(ovs-vswitchd --version 2>/dev/null | head -1)" --argjson ovs_ok "$ovs_ok" \
+      --arg ovs_vswitchd "$(ovs-vswitchd --version 2>/dev/null | sed -n 1p)" --argjson ovs_ok "$ovs_ok" \
       --arg ovs_service "$(systemctl is-active openvswitch-switch 2>/dev/null)" \
       --arg default_qdisc "$(sysctl -n net.core.default_qdisc)" --arg cc "$(sysctl -n net.ipv4.tcp_available_congestion_control)" \
       --arg nproc "$(nproc)" \
