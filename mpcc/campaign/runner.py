@@ -415,7 +415,7 @@ def _same_run(run_dir: Path, run: Run, seed: int, backend: str, bundle: Path) ->
         theirs = json.loads((run_dir / "params.json").read_text())
     except (OSError, ValueError):
         raise UserError(f"reuse_runs_from {bundle}: run {run_dir.name} has no readable params.json") from None
-    ours = {**run.params(), "seed": seed, "backend": backend}
+    ours = json.loads(json.dumps({**run.params(), "seed": seed, "backend": backend}))   # as params.json holds it
     theirs = {k: v for k, v in theirs.items() if k != "campaign"}
     diff = sorted(k for k in set(ours) | set(theirs) if ours.get(k, "(none)") != theirs.get(k, "(none)"))
     if diff:
