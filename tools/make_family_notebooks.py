@@ -53,11 +53,12 @@ print("congestion controls that ran:", cc_impl.line(cc_impl.implementations(run_
 
 
 def params(default, compare=None):
-    """The parameters cell; ``compare`` defaults to the study's reduced sample (data/study00N-sample) once its paper
-    protocol's bundle has become data/study00N (tools/promote_bundle.py)."""
-    sample = default + "-sample"
-    if compare is None and (ROOT / sample.replace("../", "")).is_dir():
-        compare = sample
+    """The parameters cell; ``compare`` (a list of other datasets of the study) defaults to those that exist of its
+    reduced sample (data/study00N-sample, once its paper protocol's bundle has become data/study00N,
+    tools/promote_bundle.py) and its protocol extended beyond the paper's repetitions (data/study00N-extended)."""
+    if compare is None:
+        compare = [d for d in (default + "-sample", default + "-extended") if (ROOT / d.replace("../", "")).is_dir()]
+    listed = "[" + ", ".join(f'"{d}"' for d in compare) + "]"
     return f'''# Parameters (papermill overrides these; paths are relative to notebooks/)
 campaign_dir = "{default}"   # a study-{default[-3:]} campaign directory (runs/<run_id>/...)
 derived_dir = None                  # None: per-run cache in RUN_DIR/derived/; a directory for read-only campaigns
@@ -65,7 +66,7 @@ output_dir = None                   # None: write no files; else figures/ and ta
 alpha = 0.05                        # 1 - confidence level of the CIs
 n_boot = 9999                       # bootstrap resamples (BCa CI of the mean over repetitions)
 filters = {{}}                        # column -> value or list of values, e.g. {{"mode": ["tcp_lte", "mptcp"]}}
-compare_dir = {f'"{compare}"' if compare else "None"}{" " * max(1, 24 - len(f'"{compare}"' if compare else "None"))}# another dataset of this study: verdicts side by side (None: skip)'''
+compare_dirs = {listed}{" " * max(1, 23 - len(listed))}# other datasets of this study: verdicts side by side ([]: skip)'''
 
 
 def scorecard(prefix):
@@ -81,13 +82,13 @@ cols = ["claim_id", "statement", "paper_value", "ours", "ci_low", "ci_high", "un
 display(readable(scores[[c for c in cols if c in scores]]))
 display(Markdown("**Why each claim that is not reproduced differs** (the scorecard's explanations; docs/claims.md):"))
 display(Markdown(explanations(scores)))
-if compare_dir is not None and pathlib.Path(compare_dir).resolve() != pathlib.Path(campaign_dir).resolve():
+for compare_dir in [d for d in compare_dirs if pathlib.Path(d).resolve() != pathlib.Path(campaign_dir).resolve()]:
     from analysis.claims.side_by_side import change_counts, side_by_side, transitions
     other_df = load_campaign(compare_dir, progress=False, derived_dir=derived_dir)
     other = evaluate(apply_filters(other_df, filters), alpha=alpha, n_boot=n_boot, seed=0)
     labels = (pathlib.Path(campaign_dir).resolve().name, pathlib.Path(compare_dir).resolve().name)
     both = side_by_side(scores, other, labels)
-    save_table(both, output_dir, "{prefix}_datasets_side_by_side")
+    save_table(both, output_dir, f"{prefix}_datasets_side_by_side_{{labels[1]}}")
     display(Markdown(f"**This dataset ({{labels[0]}}) against {{labels[1]}}**, claim by claim: "
                      + ", ".join(f"{{k}} {{v}}" for k, v in change_counts(both).items() if v)))
     display(readable(transitions(both, labels)))
