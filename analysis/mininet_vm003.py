@@ -49,9 +49,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import lzma
 import math
-import shutil
 import sys
 from pathlib import Path
 
@@ -63,7 +61,7 @@ from analysis.errors import AnalysisError
 from analysis.families.dualpath import min_interval_mbps
 from analysis.qdisc_vm003 import (counter_delta, flow_rtt_mean_ms, ping_metrics, receiver_goodput_mbps,
                                   sender_retransmits, t_interval)
-from analysis.validation_store import pack, portable_paths, run_dirs
+from analysis.validation_store import export_results, run_dirs
 
 MODES = ("tcp_path1", "mptcp")
 KEYS = ["mode", "queue_pkts"]
@@ -369,41 +367,10 @@ def markdown_beside(b: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-TOP_FILES = ("params.json", "meta.json", "setup.json")
-XZ_FILES = ("progress.log", "console.log")
-
-
 def export(results_dir, dest) -> int:
-    """Write the committed form of a results directory into ``dest`` (which must not exist): the complete runs'
-    directories packed into one ``runs.tar.xz`` (analysis/validation_store.py), :data:`TOP_FILES` with this host's
-    paths made portable, :data:`XZ_FILES` xz-compressed, and ``facts.json`` (:func:`facts`). Runs without COMPLETE
-    (and DIR/incomplete/) are left out. Returns the number of runs written."""
-    src, dst = Path(results_dir), Path(dest)
-    if dst.exists():
-        raise AnalysisError(f"{dst} exists: export writes a new directory, it never overwrites")
-    tmp = dst.with_name(dst.name + ".partial")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    n = 0
-    with run_dirs(src, ("COMPLETE",)) as dirs:
-        if not dirs:
-            raise AnalysisError(f"{src}: no complete run")
-        for d in dirs:
-            shutil.copytree(d, tmp / "runs" / d.name)
-            n += 1
-    for name in TOP_FILES:
-        if (src / name).is_file():
-            (tmp / name).write_text(portable_paths((src / name).read_text()))
-    for name in XZ_FILES:
-        if (src / name).is_file():
-            with open(src / name, "rb") as f, lzma.open(tmp / (name + ".xz"), "wb", preset=9) as g:
-                g.write(portable_paths(f.read().decode(errors="replace")).encode())
-    pack(tmp)
-    doc = facts(load_runs(tmp))
-    doc["source"] = dst.as_posix()
-    (tmp / "facts.json").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
-    tmp.rename(dst)
-    return n
+    """The committed form of a results directory in ``dest`` (``analysis.validation_store.export_results``: complete
+    runs packed, top-level files portable, logs xz'd) with ``facts.json`` (:func:`facts`); returns the runs written."""
+    return export_results(results_dir, dest, lambda root: facts(load_runs(root)))
 
 
 def main(argv=None) -> int:

@@ -129,3 +129,44 @@ def run_dirs(root, marker: tuple[str, ...] = ("run.json",)) -> Iterator[list[Pat
         except (tarfile.TarError, lzma.LZMAError, EOFError) as exc:
             raise AnalysisError(f"{root / ARCHIVE}: unreadable ({exc})") from None
         yield dirs(Path(tmp) / "runs")
+
+
+#: the top-level files of a VM experiment's results directory (testbed/qdisc003, testbed/mininet003) kept as text, and
+#: its logs kept xz-compressed, in the committed form (:func:`export_results`)
+TOP_FILES = ("params.json", "meta.json", "setup.json")
+XZ_FILES = ("progress.log", "console.log")
+
+
+def export_results(results_dir, dest, facts_of) -> int:
+    """Write the committed form of a VM experiment's results directory into ``dest`` (which must not exist): the
+    complete runs' directories packed into one ``runs.tar.xz`` (:func:`pack`), :data:`TOP_FILES` with this host's
+    paths made portable (:func:`portable_paths`), :data:`XZ_FILES` xz-compressed, and ``facts.json``
+    (``facts_of(root)``: the experiment's summary of the runs under ``root``, a JSON-able dict). Runs without COMPLETE
+    (and DIR/incomplete/) are left out. Returns the number of runs written."""
+    import json
+    src, dst = Path(results_dir), Path(dest)
+    if dst.exists():
+        raise AnalysisError(f"{dst} exists: export writes a new directory, it never overwrites")
+    tmp = dst.with_name(dst.name + ".partial")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    n = 0
+    with run_dirs(src, ("COMPLETE",)) as dirs:
+        if not dirs:
+            raise AnalysisError(f"{src}: no complete run")
+        for d in dirs:
+            shutil.copytree(d, tmp / "runs" / d.name)
+            n += 1
+    for name in TOP_FILES:
+        if (src / name).is_file():
+            (tmp / name).write_text(portable_paths((src / name).read_text()))
+    for name in XZ_FILES:
+        if (src / name).is_file():
+            with open(src / name, "rb") as f, lzma.open(tmp / (name + ".xz"), "wb", preset=9) as g:
+                g.write(portable_paths(f.read().decode(errors="replace")).encode())
+    pack(tmp)
+    doc = facts_of(tmp)
+    doc["source"] = dst.as_posix()
+    (tmp / "facts.json").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    tmp.rename(dst)
+    return n
