@@ -59,8 +59,10 @@ import pandas as pd
 from analysis import reference
 from analysis.errors import AnalysisError
 from analysis.families.dualpath import min_interval_mbps
-from analysis.qdisc_vm003 import (counter_delta, flow_rtt_mean_ms, ping_metrics, receiver_goodput_mbps,
-                                  sender_retransmits, t_interval)
+from analysis.qdisc_vm003 import (cells, counter_delta, fmt_ci, markdown_table, path_ping_row, read_json,
+                                  run_start)
+from analysis.qdisc_vm003 import ping_metrics  # noqa: F401 (API: the ping readings path_ping_row gives each path)
+from analysis.qdisc_vm003 import summary as qdisc_summary
 from analysis.validation_store import export_results, run_dirs
 
 MODES = ("tcp_path1", "mptcp")
@@ -96,13 +98,6 @@ def path_ifs(k: int) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------ one run
-
-def _json(p: Path, default):
-    try:
-        return json.loads(p.read_text())
-    except (OSError, ValueError):
-        return default
-
 
 def read_samples(path) -> list:
     """The lines of a ``tc/samples.jsonl`` ({"t", "node", "qdiscs"}); [] without the file, bad lines skipped."""
@@ -186,27 +181,15 @@ def switch_or_host_metrics(before: dict, after: dict, samples: list, k: int, t0=
 def load_run(run_dir) -> dict:
     """The :data:`RUN_COLUMNS` row of one complete run directory (see the module docstring for units)."""
     d = Path(run_dir)
-    meta = _json(d / "meta.json", None)
-    if not isinstance(meta, dict) or meta.get("status") != "complete":
-        raise AnalysisError(f"{d}: meta.json missing or not complete")
-    row = {"run": d.name, **{c: meta.get(c) for c in PARAM_COLUMNS[1:]}}
-    server, client = _json(d / "iperf3" / "server.json", {}), _json(d / "iperf3" / "client.json", {})
-    row["goodput_mbps"] = receiver_goodput_mbps(server, client)
+    meta, row, server = run_start(d, PARAM_COLUMNS)
     row["min_interval_mbps"] = min_interval_mbps(server)
-    row["retransmits"] = sender_retransmits(client)
-    row["flow_rtt_mean_ms"] = flow_rtt_mean_ms(client)
     nodes = ("h1", "h2", "s1", "s2")
-    before = {n: _json(d / "tc" / f"{n}-before.json", []) for n in nodes}
-    after = {n: _json(d / "tc" / f"{n}-after.json", []) for n in nodes}
+    before = {n: read_json(d / "tc" / f"{n}-before.json", []) for n in nodes}
+    after = {n: read_json(d / "tc" / f"{n}-after.json", []) for n in nodes}
     samples = read_samples(d / "tc" / "samples.jsonl")
     t0, t1 = meta.get("flow_start_epoch"), meta.get("flow_end_epoch")
     for k in (1, 2):
-        p = d / "ping" / f"path{k}.txt"
-        vals = ping_metrics(p.read_bytes()) if p.is_file() else dict.fromkeys(
-            ["ping_rtt_mean_ms", "ping_jitter_ms", "ping_loss_pct", "ping_replies"], NAN)
-        row.update({f"{m}_p{k}": v for m, v in vals.items()})
-        idle = ((meta.get("self_check") or {}).get(f"path{k}") or {}).get("rtt_median_ms")
-        row[f"idle_rtt_ms_p{k}"] = float(idle) if isinstance(idle, (int, float)) else NAN
+        row.update(path_ping_row(d, meta, k))
         row.update(switch_or_host_metrics(before, after, samples, k, t0, t1))
     return row
 
@@ -227,7 +210,7 @@ def run_tc(root) -> dict:
     in order, ``qdisc show`` left out), "installed" (:func:`installed_tc`)}; {} without any."""
     with run_dirs(root, ("COMPLETE",)) as dirs:
         for d in sorted(dirs, key=lambda p: p.name):
-            cmds = _json(d / "tc" / "commands.json", None)
+            cmds = read_json(d / "tc" / "commands.json", None)
             if isinstance(cmds, list):
                 return {"run": d.name, "commands": tc_commands(cmds), "installed": installed_tc(cmds)}
     return {}
@@ -237,16 +220,8 @@ def run_tc(root) -> dict:
 
 def summary(runs: pd.DataFrame, metrics=SUMMARY_METRICS, alpha: float = 0.05) -> pd.DataFrame:
     """Per (mode, queue_pkts): for each metric its mean, ``_lo`` and ``_hi`` (the (1 − alpha) Student-t interval
-    over reps, :func:`analysis.qdisc_vm003.t_interval`) and ``n`` (reps), in the metrics' units."""
-    out = []
-    for key, g in runs.groupby(KEYS, sort=True):
-        rec = dict(zip(KEYS, key))
-        rec["n"] = int(len(g))
-        for m in metrics:
-            mean, lo, hi, _ = t_interval(g[m], alpha)
-            rec[m], rec[f"{m}_lo"], rec[f"{m}_hi"] = mean, lo, hi
-        out.append(rec)
-    return pd.DataFrame(out)
+    over reps) and ``n`` (reps), in the metrics' units (:func:`analysis.qdisc_vm003.summary`)."""
+    return qdisc_summary(runs, metrics, alpha, keys=KEYS)
 
 
 def fifo_cells(bundle=FIFO_BUNDLE) -> dict:
@@ -298,26 +273,11 @@ def beside_paper(s: pd.DataFrame, table2: pd.DataFrame, fifo: dict | None = None
     return pd.DataFrame(rows)
 
 
-def _clean(v):
-    if isinstance(v, (float, np.floating)):
-        return None if not math.isfinite(float(v)) else round(float(v), 4)
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    return v
-
-
 def facts(runs_or_root, alpha: float = 0.05) -> dict:
     """``{"source", "alpha", "units", "cells": {"MODE/QUEUE": {"n", METRIC: {"mean", "lo", "hi"}}}}``, e.g.
     ``cells["tcp_path1/50"]["ping_rtt_mean_ms_p1"]["mean"]`` (ms). Values rounded to 4 decimals, NaN as None.
     ``runs_or_root``: :func:`load_runs`'s frame or a results directory."""
     runs = runs_or_root if isinstance(runs_or_root, pd.DataFrame) else load_runs(runs_or_root)
-    s = summary(runs, alpha=alpha)
-    cells = {}
-    for _, r in s.iterrows():
-        key = f"{r['mode']}/{int(r['queue_pkts'])}"
-        cells[key] = {"n": int(r["n"])}
-        for m in SUMMARY_METRICS:
-            cells[key][m] = {"mean": _clean(r[m]), "lo": _clean(r[f"{m}_lo"]), "hi": _clean(r[f"{m}_hi"])}
     return {"source": str(runs_or_root) if not isinstance(runs_or_root, pd.DataFrame) else None, "alpha": alpha,
             "units": {"goodput_mbps": "Mbit/s (iperf3 receiver)",
                       "min_interval_mbps": "Mbit/s (the worst 1-s interval of iperf3's receiver report)", "ping_rtt_mean_ms_pK": "ms",
@@ -327,33 +287,21 @@ def facts(runs_or_root, alpha: float = 0.05) -> dict:
                       "drops_ROLE_pK": "packets (netem leaf of the role's interface, over the run)",
                       "qlen_mean_ROLE_pK": "packets (skbs in the netem leaf, mean over the flow's samples)",
                       "backlog_mean_ROLE_pK": "bytes (the netem leaf's backlog, mean over the flow's samples)"},
-            "cells": cells}
+            "cells": cells(summary(runs, alpha=alpha), KEYS, SUMMARY_METRICS)}
 
 
 # ------------------------------------------------------------------------------------------------ output
 
-def _fmt(m, lo, hi, nd=2) -> str:
-    if not math.isfinite(m):
-        return "–"
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return f"{m:.{nd}f}"
-    return f"{m:.{nd}f} [{lo:.{nd}f}, {hi:.{nd}f}]"
-
-
 def markdown(s: pd.DataFrame) -> str:
     """The summary as a markdown table, mean [95 % t interval] per (mode, queue_pkts)."""
-    cols = [("goodput_mbps", "goodput Mbit/s", 2), ("ping_rtt_mean_ms_p1", "ping RTT p1 ms", 2),
-            ("ping_jitter_ms_p1", "ping jitter p1 ms", 2), ("ping_loss_pct_p1", "ping loss p1 %", 2),
-            ("qlen_mean_client_p1", "queue h1 p1 pkts", 1), ("backlog_mean_client_p1", "queue h1 p1 bytes", 0),
-            ("qlen_mean_sw_to_server_p1", "queue s1 pkts", 1),
-            ("drops_client_p1", "drops h1 p1", 0), ("drops_sw_to_server_p1", "drops s1", 0),
-            ("flow_rtt_mean_ms", "flow RTT ms", 1), ("ping_rtt_mean_ms_p2", "ping RTT p2 ms", 2),
-            ("ping_jitter_ms_p2", "ping jitter p2 ms", 2), ("ping_loss_pct_p2", "ping loss p2 %", 2)]
-    lines = ["| mode | queue | " + " | ".join(c[1] for c in cols) + " | n |", "|" + "---|" * (len(cols) + 3)]
-    for _, r in s.iterrows():
-        cells = [_fmt(r[m], r[f"{m}_lo"], r[f"{m}_hi"], nd) for m, _, nd in cols]
-        lines.append(f"| {r['mode']} | {int(r['queue_pkts'])} | " + " | ".join(cells) + f" | {r['n']} |")
-    return "\n".join(lines)
+    return markdown_table(s, KEYS, [
+        ("goodput_mbps", "goodput Mbit/s", 2), ("ping_rtt_mean_ms_p1", "ping RTT p1 ms", 2),
+        ("ping_jitter_ms_p1", "ping jitter p1 ms", 2), ("ping_loss_pct_p1", "ping loss p1 %", 2),
+        ("qlen_mean_client_p1", "queue h1 p1 pkts", 1), ("backlog_mean_client_p1", "queue h1 p1 bytes", 0),
+        ("qlen_mean_sw_to_server_p1", "queue s1 pkts", 1),
+        ("drops_client_p1", "drops h1 p1", 0), ("drops_sw_to_server_p1", "drops s1", 0),
+        ("flow_rtt_mean_ms", "flow RTT ms", 1), ("ping_rtt_mean_ms_p2", "ping RTT p2 ms", 2),
+        ("ping_jitter_ms_p2", "ping jitter p2 ms", 2), ("ping_loss_pct_p2", "ping loss p2 %", 2)])
 
 
 def markdown_beside(b: pd.DataFrame) -> str:
@@ -362,8 +310,8 @@ def markdown_beside(b: pd.DataFrame) -> str:
              "|---|---|---|---|---|---|---|"]
     for _, r in b.iterrows():
         lines.append(f"| {r['scenario']} | {r['mode']} | {r['queue_pkts']} | {r['metric']} ({r['unit']}) | "
-                     f"{r['paper']:g} | {_fmt(r['mininet'], r['mininet_lo'], r['mininet_hi'])} | "
-                     f"{_fmt(r['fifo'], r['fifo_lo'], r['fifo_hi'])} |")
+                     f"{r['paper']:g} | {fmt_ci(r['mininet'], r['mininet_lo'], r['mininet_hi'])} | "
+                     f"{fmt_ci(r['fifo'], r['fifo_lo'], r['fifo_hi'])} |")
     return "\n".join(lines)
 
 

@@ -83,7 +83,7 @@ from analysis.errors import AnalysisError
 from analysis.ingest import read_pcap
 from analysis.ingest.compressed import open_decompressed
 from analysis.stats import summary, tost
-from analysis.validation_store import ARCHIVE, pack, portable_paths, run_dirs  # noqa: F401 (portable_paths: API)
+from analysis.validation_store import ARCHIVE, pack, partial_dir, portable_paths, run_dirs  # noqa: F401 (portable_paths: API)
 
 MODELS = ("fifo-after-delay", "tbf-netem", "netem-tbf", "netem-tbf-k6")
 IMPLS = ("netem", "shim")
@@ -1167,11 +1167,7 @@ def export(results_dir, dest) -> int:
     names each by sha256 and git blob or commit, and the scripts are the repository's own. Returns the number of arms
     written."""
     src, dst = Path(results_dir), Path(dest)
-    if dst.exists():
-        raise AnalysisError(f"{dst} exists: export writes a new directory, it never overwrites")
-    tmp = dst.with_name(dst.name + ".partial")
-    if tmp.exists():
-        shutil.rmtree(tmp)
+    tmp = partial_dir(dst)
 
     def xz_copy(a: Path, b: Path) -> None:
         if a.suffix in (".xz", ".gz"):

@@ -136,35 +136,54 @@ def switch_metrics(before: list, after: list, k: int) -> dict:
             f"sent_to_server_p{k}": counter_delta(before, after, to_server, "bytes", root=True)}
 
 
-def _json(p: Path, default):
+def read_json(p: Path, default):
+    """The JSON document in file ``p``, or ``default`` when it is missing or not JSON."""
     try:
         return json.loads(p.read_text())
     except (OSError, ValueError):
         return default
 
 
-def load_run(run_dir) -> dict:
-    """The :data:`RUN_COLUMNS` row of one complete run directory (see the module docstring for units)."""
+def run_start(run_dir: Path, param_columns) -> tuple[dict, dict, dict]:
+    """(meta, row, server) of one complete run directory of a VM experiment: its meta.json; the row's ``run``, its
+    ``param_columns`` after the first (from meta.json) and the flow's goodput_mbps, retransmits and flow_rtt_mean_ms
+    (iperf3/server.json, client.json); the receiver's iperf3 JSON, for what else a caller reads of it.
+    AnalysisError unless meta.json says the run is complete."""
     d = Path(run_dir)
-    meta = _json(d / "meta.json", None)
+    meta = read_json(d / "meta.json", None)
     if not isinstance(meta, dict) or meta.get("status") != "complete":
         raise AnalysisError(f"{d}: meta.json missing or not complete")
-    row = {"run": d.name, **{c: meta.get(c) for c in PARAM_COLUMNS[1:]}}
-    server, client = _json(d / "iperf3" / "server.json", {}), _json(d / "iperf3" / "client.json", {})
+    row = {"run": d.name, **{c: meta.get(c) for c in param_columns[1:]}}
+    server, client = read_json(d / "iperf3" / "server.json", {}), read_json(d / "iperf3" / "client.json", {})
     row["goodput_mbps"] = receiver_goodput_mbps(server, client)
     row["retransmits"] = sender_retransmits(client)
     row["flow_rtt_mean_ms"] = flow_rtt_mean_ms(client)
+    return meta, row, server
+
+
+def path_ping_row(run_dir: Path, meta: dict, k: int) -> dict:
+    """Path ``k``'s ping readings (:func:`ping_metrics` of ping/pathK.txt, NaN without the file) and the idle RTT
+    the run's self-check measured before the flow (``idle_rtt_ms_pK``, ms), with the ``_pK`` suffix."""
+    p = Path(run_dir) / "ping" / f"path{k}.txt"
+    vals = ping_metrics(p.read_bytes()) if p.is_file() else dict.fromkeys(
+        ["ping_rtt_mean_ms", "ping_jitter_ms", "ping_loss_pct", "ping_replies"], NAN)
+    row = {f"{m}_p{k}": v for m, v in vals.items()}
+    idle = ((meta.get("self_check") or {}).get(f"path{k}") or {}).get("rtt_median_ms")
+    row[f"idle_rtt_ms_p{k}"] = float(idle) if isinstance(idle, (int, float)) else NAN
+    return row
+
+
+def load_run(run_dir) -> dict:
+    """The :data:`RUN_COLUMNS` row of one complete run directory (see the module docstring for units)."""
+    d = Path(run_dir)
+    meta, row, _ = run_start(d, PARAM_COLUMNS)
     for k in (1, 2):
-        p = d / "ping" / f"path{k}.txt"
-        vals = ping_metrics(p.read_bytes()) if p.is_file() else dict.fromkeys(
-            ["ping_rtt_mean_ms", "ping_jitter_ms", "ping_loss_pct", "ping_replies"], NAN)
-        row.update({f"{m}_p{k}": v for m, v in vals.items()})
+        row.update(path_ping_row(d, meta, k))
         sw = SWITCHES[k][0]
-        row.update(switch_metrics(_json(d / "switches" / f"{sw}-before.json", []),
-                                  _json(d / "switches" / f"{sw}-after.json", []), k))
-        idle = ((meta.get("self_check") or {}).get(f"path{k}") or {}).get("rtt_median_ms")
-        row[f"idle_rtt_ms_p{k}"] = float(idle) if isinstance(idle, (int, float)) else NAN
-    srv_b, srv_a = _json(d / "switches" / "server-before.json", []), _json(d / "switches" / "server-after.json", [])
+        row.update(switch_metrics(read_json(d / "switches" / f"{sw}-before.json", []),
+                                  read_json(d / "switches" / f"{sw}-after.json", []), k))
+    srv_b = read_json(d / "switches" / "server-before.json", [])
+    srv_a = read_json(d / "switches" / "server-after.json", [])
     drops = [counter_delta(srv_b, srv_a, e["dev"], "drops", root=True) for e in srv_a
              if e.get("root") and e.get("kind") == "netem"]
     row["server_delay_drops"] = float(sum(drops)) if drops else NAN
@@ -195,12 +214,12 @@ def t_interval(x, alpha: float = 0.05) -> tuple[float, float, float, int]:
     return e.value, e.lo, e.hi, e.n
 
 
-def summary(runs: pd.DataFrame, metrics=SUMMARY_METRICS, alpha: float = 0.05) -> pd.DataFrame:
-    """Per (arm, mode, queue_pkts): for each metric its mean, ``_lo`` and ``_hi`` (the (1 − alpha) t interval,
-    :func:`t_interval`) and ``n`` (reps), in the metrics' units."""
+def summary(runs: pd.DataFrame, metrics=SUMMARY_METRICS, alpha: float = 0.05, keys=KEYS) -> pd.DataFrame:
+    """Per cell of ``keys`` (here arm, mode, queue_pkts): for each metric its mean, ``_lo`` and ``_hi`` (the
+    (1 − alpha) t interval, :func:`t_interval`) and ``n`` (reps), in the metrics' units."""
     out = []
-    for key, g in runs.groupby(KEYS, sort=True):
-        rec = dict(zip(KEYS, key))
+    for key, g in runs.groupby(keys, sort=True):
+        rec = dict(zip(keys, key))
         rec["n"] = int(len(g))
         for m in metrics:
             mean, lo, hi, _ = t_interval(g[m], alpha)
@@ -217,30 +236,36 @@ def _clean(v):
     return v
 
 
+def cells(s: pd.DataFrame, keys, metrics) -> dict:
+    """:func:`summary`'s rows as JSON-able cells named by their keys joined with "/" (queue_pkts as an integer):
+    ``{"KEY/...": {"n", METRIC: {"mean", "lo", "hi"}}}``, values rounded to 4 decimals, NaN as None."""
+    out = {}
+    for _, r in s.iterrows():
+        key = "/".join(str(int(r[k])) if k == "queue_pkts" else str(r[k]) for k in keys)
+        out[key] = {"n": int(r["n"])}
+        for m in metrics:
+            out[key][m] = {"mean": _clean(r[m]), "lo": _clean(r[f"{m}_lo"]), "hi": _clean(r[f"{m}_hi"])}
+    return out
+
+
 def facts(runs_or_root, alpha: float = 0.05) -> dict:
     """What the claims' explanations can cite: ``{"source", "alpha", "units", "cells": {"ARM/MODE/QUEUE": {"n",
     METRIC: {"mean", "lo", "hi"}}}}``, e.g. ``cells["fq_codel/tcp_path1/50"]["ping_rtt_mean_ms_p1"]["mean"]`` (ms).
     Values are rounded to 4 decimals, NaN becomes None. ``runs_or_root``: :func:`load_runs`'s frame or a results
     directory."""
     runs = runs_or_root if isinstance(runs_or_root, pd.DataFrame) else load_runs(runs_or_root)
-    s = summary(runs, alpha=alpha)
-    cells = {}
-    for _, r in s.iterrows():
-        key = f"{r['arm']}/{r['mode']}/{int(r['queue_pkts'])}"
-        cells[key] = {"n": int(r["n"])}
-        for m in SUMMARY_METRICS:
-            cells[key][m] = {"mean": _clean(r[m]), "lo": _clean(r[f"{m}_lo"]), "hi": _clean(r[f"{m}_hi"])}
     return {"source": str(runs_or_root) if not isinstance(runs_or_root, pd.DataFrame) else None, "alpha": alpha,
             "units": {"goodput_mbps": "Mbit/s (iperf3 receiver)", "ping_rtt_mean_ms_pK": "ms", "ping_jitter_ms_pK":
                       "ms (study 003's equation over ping RTTs, icmp_seq order)", "ping_loss_pct_pK": "%",
                       "drops_to_server_pK": "packets (switch leaf qdisc, data direction)", "retransmits": "segments",
                       "flow_rtt_mean_ms": "ms (iperf3 sender's mean smoothed RTT; MPTCP: its first subflow)"},
-            "cells": cells}
+            "cells": cells(summary(runs, alpha=alpha), KEYS, SUMMARY_METRICS)}
 
 
 # ------------------------------------------------------------------------------------------------ output
 
-def _fmt(m, lo, hi, nd=2) -> str:
+def fmt_ci(m, lo, hi, nd=2) -> str:
+    """"m [lo, hi]" with ``nd`` decimals; "m" without an interval, "–" without a mean."""
     if not math.isfinite(m):
         return "–"
     if not (math.isfinite(lo) and math.isfinite(hi)):
@@ -248,21 +273,28 @@ def _fmt(m, lo, hi, nd=2) -> str:
     return f"{m:.{nd}f} [{lo:.{nd}f}, {hi:.{nd}f}]"
 
 
+def markdown_table(s: pd.DataFrame, keys, cols) -> str:
+    """:func:`summary`'s rows as a markdown table: the ``keys`` (queue_pkts headed "queue"), then per ``cols`` entry
+    (metric, header, decimals) the mean [95 % t interval] (:func:`fmt_ci`), then n."""
+    head = [("queue" if k == "queue_pkts" else k) for k in keys]
+    lines = ["| " + " | ".join(head + [c[1] for c in cols]) + " | n |", "|" + "---|" * (len(cols) + len(keys) + 1)]
+    for _, r in s.iterrows():
+        row = [str(int(r[k])) if k == "queue_pkts" else str(r[k]) for k in keys]
+        row += [fmt_ci(r[m], r[f"{m}_lo"], r[f"{m}_hi"], nd) for m, _, nd in cols]
+        lines.append("| " + " | ".join(row) + f" | {r['n']} |")
+    return "\n".join(lines)
+
+
 def markdown(s: pd.DataFrame) -> str:
     """The summary as a markdown table: per (arm, mode, queue_pkts) goodput, path 1's ping RTT, jitter and loss,
     path 1's data-direction drops, the flow's own RTT, path 2's ping RTT and jitter and drops, n; mean [95 % t
     interval]."""
-    cols = [("goodput_mbps", "goodput Mbit/s", 2), ("ping_rtt_mean_ms_p1", "ping RTT p1 ms", 2),
-            ("ping_jitter_ms_p1", "ping jitter p1 ms", 2), ("ping_loss_pct_p1", "ping loss p1 %", 2),
-            ("drops_to_server_p1", "drops p1 pkts", 0), ("flow_rtt_mean_ms", "flow RTT ms", 1),
-            ("ping_rtt_mean_ms_p2", "ping RTT p2 ms", 2),
-            ("ping_jitter_ms_p2", "ping jitter p2 ms", 2), ("drops_to_server_p2", "drops p2 pkts", 0)]
-    head = "| arm | mode | queue | " + " | ".join(c[1] for c in cols) + " | n |"
-    lines = [head, "|" + "---|" * (len(cols) + 4)]
-    for _, r in s.iterrows():
-        cells = [_fmt(r[m], r[f"{m}_lo"], r[f"{m}_hi"], nd) for m, _, nd in cols]
-        lines.append(f"| {r['arm']} | {r['mode']} | {int(r['queue_pkts'])} | " + " | ".join(cells) + f" | {r['n']} |")
-    return "\n".join(lines)
+    return markdown_table(s, KEYS, [
+        ("goodput_mbps", "goodput Mbit/s", 2), ("ping_rtt_mean_ms_p1", "ping RTT p1 ms", 2),
+        ("ping_jitter_ms_p1", "ping jitter p1 ms", 2), ("ping_loss_pct_p1", "ping loss p1 %", 2),
+        ("drops_to_server_p1", "drops p1 pkts", 0), ("flow_rtt_mean_ms", "flow RTT ms", 1),
+        ("ping_rtt_mean_ms_p2", "ping RTT p2 ms", 2),
+        ("ping_jitter_ms_p2", "ping jitter p2 ms", 2), ("drops_to_server_p2", "drops p2 pkts", 0)])
 
 
 def export(results_dir, dest) -> int:

@@ -13,6 +13,7 @@ into a temporary directory for as long as the ``with`` block lasts (the loaders 
 from __future__ import annotations
 
 import io
+import json
 import lzma
 import re
 import shutil
@@ -131,6 +132,17 @@ def run_dirs(root, marker: tuple[str, ...] = ("run.json",)) -> Iterator[list[Pat
         yield dirs(Path(tmp) / "runs")
 
 
+def partial_dir(dest: Path) -> Path:
+    """Where an export of ``dest`` is written before it is renamed into place, ``DEST.partial`` (a stale one from an
+    interrupted export removed); AnalysisError when ``dest`` exists: an export never overwrites."""
+    if dest.exists():
+        raise AnalysisError(f"{dest} exists: export writes a new directory, it never overwrites")
+    tmp = dest.with_name(dest.name + ".partial")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    return tmp
+
+
 #: the top-level files of a VM experiment's results directory (testbed/qdisc003, testbed/mininet003) kept as text, and
 #: its logs kept xz-compressed, in the committed form (:func:`export_results`)
 TOP_FILES = ("params.json", "meta.json", "setup.json")
@@ -143,13 +155,8 @@ def export_results(results_dir, dest, facts_of) -> int:
     paths made portable (:func:`portable_paths`), :data:`XZ_FILES` xz-compressed, and ``facts.json``
     (``facts_of(root)``: the experiment's summary of the runs under ``root``, a JSON-able dict). Runs without COMPLETE
     (and DIR/incomplete/) are left out. Returns the number of runs written."""
-    import json
     src, dst = Path(results_dir), Path(dest)
-    if dst.exists():
-        raise AnalysisError(f"{dst} exists: export writes a new directory, it never overwrites")
-    tmp = dst.with_name(dst.name + ".partial")
-    if tmp.exists():
-        shutil.rmtree(tmp)
+    tmp = partial_dir(dst)
     n = 0
     with run_dirs(src, ("COMPLETE",)) as dirs:
         if not dirs:

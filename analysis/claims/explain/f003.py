@@ -55,10 +55,23 @@ def _vm_cells() -> dict:
     return facts(VM_BUNDLE)["cells"]
 
 
+def _cell(cells: dict, key: str, metric: str) -> tuple[float, float, float]:
+    """(mean, lo, hi) of one experiment cell's metric (``facts()["cells"][key][metric]``); NaNs when not measured."""
+    m = (cells.get(key) or {}).get(metric) or {}
+    return tuple(math.nan if m.get(k) is None else float(m[k]) for k in ("mean", "lo", "hi"))
+
+
+def _where(cell: tuple[float, float, float], paper: float) -> str:
+    """Where a 95 % interval lies against the paper's value: "holds it", "below", "above" or "not run"."""
+    _, lo, hi = cell
+    if not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(paper)):
+        return "not run"
+    return "holds it" if lo <= paper <= hi else "below" if hi < paper else "above"
+
+
 def _vm(arm: str, mode: str, queue: int, metric: str) -> tuple[float, float, float]:
     """(mean, lo, hi) of one VM cell's metric (e.g. "ping_rtt_mean_ms_p1"); NaNs when not measured."""
-    m = (_vm_cells().get(f"{arm}/{mode}/{queue}") or {}).get(metric) or {}
-    return tuple(math.nan if m.get(k) is None else float(m[k]) for k in ("mean", "lo", "hi"))
+    return _cell(_vm_cells(), f"{arm}/{mode}/{queue}", metric)
 
 
 def _sig(v: float) -> str:
@@ -103,13 +116,7 @@ def _vm_vs_paper(metric_vm: str, metric_paper: str, unit: str) -> str:
 def _vm_where(metric_vm: str, metric_paper: str, arm: str) -> list[str]:
     """Per Table 2 scenario, where the arm's 95 % interval lies against the paper's value: "holds it", "below",
     "above" or "not run"."""
-    out = []
-    for m, q in SCENARIOS:
-        pv = _table2().get((m, q, metric_paper), math.nan)
-        _, lo, hi = _vm(arm, m, q, metric_vm)
-        out.append(("holds it" if lo <= pv <= hi else "below" if hi < pv else "above")
-                   if math.isfinite(lo) and math.isfinite(hi) and math.isfinite(pv) else "not run")
-    return out
+    return [_where(_vm(arm, m, q, metric_vm), _table2().get((m, q, metric_paper), math.nan)) for m, q in SCENARIOS]
 
 
 def _count(where: list[str], what: str) -> str:
@@ -140,16 +147,7 @@ def _mn_cells() -> dict:
 
 def _mn(mode: str, queue: int, metric: str) -> tuple[float, float, float]:
     """(mean, lo, hi) of one Mininet cell's metric; NaNs when not measured."""
-    m = (_mn_cells().get(f"{mode}/{queue}") or {}).get(metric) or {}
-    return tuple(math.nan if m.get(k) is None else float(m[k]) for k in ("mean", "lo", "hi"))
-
-
-def _where(cell: tuple[float, float, float], paper: float) -> str:
-    """Where a 95 % interval lies against the paper's value: "holds it", "below", "above" or "not run"."""
-    _, lo, hi = cell
-    if not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(paper)):
-        return "not run"
-    return "holds it" if lo <= paper <= hi else "below" if hi < paper else "above"
+    return _cell(_mn_cells(), f"{mode}/{queue}", metric)
 
 
 def _mn_where(metric: str, metric_paper: str) -> list[str]:
@@ -177,9 +175,9 @@ def _mininet(metric: str, metric_paper: str, unit: str, what: str) -> str:
 
 
 def _mn_queue() -> str:
-    """Where Mininet's 50-packet queue formed on path 1 (TCP, queue 50): packets and bytes at the client's own
-    interface and at the switch's port towards the server, e.g. "41.8 packets (117472 bytes, 2.81 kB a packet) at
-    the client's interface, 3.3 at the switch's port"; "" without the replication."""
+    """Where Mininet's 50-packet queue formed on path 1 (TCP, queue 50): the mean packets and bytes at the client's own
+    interface (and so the bytes a packet) beside the packets at the switch's port towards the server; "" without the
+    replication."""
     if not _mn_cells():
         return ""
     q, b, sw = (_mn("tcp_path1", 50, k)[0] for k in ("qlen_mean_client_p1", "backlog_mean_client_p1",
