@@ -50,6 +50,9 @@ EXPLANATION_KINDS = {
                          "that definition where we can compute it",
     "too-few-runs": "the interval is too wide to decide at this number of repetitions; the text gives the "
                     "repetitions a decision would need",
+    "underpowered": "the dataset holds the paper's protocol in full (its repetitions of every configuration) and "
+                    "the interval still straddles: the difference is below what that protocol resolves; the text "
+                    "gives the repetitions a decision would need (analysis.claims.protocol)",
     "open": "nothing measured explains the difference yet; the text names the experiment that would decide it "
             "(docs/claims.md lists every open one)",
 }

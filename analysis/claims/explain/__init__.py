@@ -3,8 +3,9 @@
 
 One module per study (``f000`` ... ``f004``) explains what is known of that study's claims from the paper's own
 numbers and our measurements; :func:`attach` runs it, then gives the rows it left a generic explanation that follows
-from the verdict itself (too few repetitions or levels, a configuration this kernel cannot run). A difference that
-nothing measured explains is ``open``, and its text names the experiment that would decide it."""
+from the verdict itself (too few repetitions or levels, a configuration this kernel cannot run); an interval still
+undecided on a dataset that holds the paper's whole protocol is "underpowered" (``analysis.claims.protocol``). A
+difference that nothing measured explains is ``open``, and its text names the experiment that would decide it."""
 from __future__ import annotations
 
 import importlib
@@ -12,7 +13,7 @@ import math
 
 import pandas as pd
 
-from analysis.claims import core
+from analysis.claims import core, protocol
 
 STUDIES = ("000", "001", "002", "003", "004")
 
@@ -29,7 +30,7 @@ def attach(rows: list[dict], ctx: core.Ctx, study: str) -> list[dict]:
     for r in rows:
         if r["verdict"] != "reproduced" and not r.get("explanation_kind"):
             generic(r)
-    return rows
+    return protocol.mark_underpowered(rows, ctx, study)
 
 
 def _ci(r) -> str:

@@ -29,7 +29,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from analysis import reference
-from analysis.claims import core
+from analysis.claims import core, protocol
 from analysis.claims import westwood as ww
 
 PACKET_BYTES = 592          # IP packet on every link (the testbed's MTU; docs/families.md "Packet size")
@@ -437,8 +437,9 @@ def too_few(r: dict, ctx: core.Ctx, j: dict) -> bool:
         parts.append(f"Only {n} repetition(s) where a decision needs at least {core.MIN_REPS}.")
     if not parts:
         return False
-    parts.append("The paper profile of campaigns/paper004.yaml records all 10 levels of each table with 10 "
-                 "repetitions of 120-s flows.")
+    if not protocol.full(ctx, "004"):
+        parts.append("The paper profile of campaigns/paper004.yaml records all 10 levels of each table with 10 "
+                     "repetitions of 120-s flows.")
     _explain(r, "too-few-runs", " ".join(parts), n=n, **ev1, **ev2, experiment=PAPER_PROFILE)
     return True
 
