@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # One Debian 12 box booted directly with qemu-system-x86_64 under TCG (no libvirt, no vagrant at run time): the VM of
 # the validation harnesses (testbed/cc/validate-vm.sh: BPF congestion controls against the kernel's modules;
-# testbed/delayshim/validate-vm.sh: the delay shim's queue models against real netem). Sourced, not executed; the
-# caller defines die() and log() and sets a trap that calls qbox_teardown.
+# testbed/delayshim/validate-vm.sh: the delay shim's queue models against real netem; testbed/qdisc003/run-vm.sh and
+# testbed/mininet003/run-vm.sh, which run a plan of runs in it with testbed/lib/qemu_runs.sh). Sourced, not executed;
+# the caller defines die() and log() and sets a trap that calls qbox_teardown.
 #   qbox_key                       -> key: vagrant's insecure private key (the box authorises its public half)
 #   qbox_prepare BOX               -> boxdir, box_rev, cmdline, T_BOX: the box (testbed/vagrant/build-box.sh, a no-op
 #                                     when it is current) and its kernel command line

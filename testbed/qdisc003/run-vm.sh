@@ -32,6 +32,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 # shellcheck source=testbed/lib/qemu_box.sh
 source "$ROOT/testbed/lib/qemu_box.sh"   # qbox_key, qbox_prepare, qbox_boot, gssh, qbox_teardown, qbox_traps
+# shellcheck source=testbed/lib/qemu_runs.sh
+source "$ROOT/testbed/lib/qemu_runs.sh"  # qbox_parse_args, qbox_check_vm_args, qbox_require_host, qbox_pending, qbox_run_todo
 GUEST_FILES=(testbed/dualpath.sh testbed/lib/nsbuild.sh testbed/nodes/switch.sh testbed/nodes/host.sh
              testbed/families/003/topology.json testbed/qdisc003/run-guest.sh)
 box="${MPCC_VAGRANT_BOX:-mpcc/debian12}" mem_mb=2048 cpus=2 boot_timeout=900 out="" resume=0 max_runs=0
@@ -43,27 +45,7 @@ declare -A P=() DEF=([reps]=3 [duration]=60 [arms]="netem fq_codel" [queues]="10
 die() { echo "error: $*" >&2; exit 2; }
 log() { echo "[$(date -u +%H:%M:%S)] qdisc003-vm: $*" >&2; }
 usage() { sed -n '/^# usage:/,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
-while [[ $# -gt 0 ]]; do
-    case "$1" in
-        --out) out=${2:-}; shift 2 || usage ;;
-        --resume) resume=1; shift ;;
-        --reps) P[reps]=${2:-}; shift 2 || usage ;;
-        --duration-s) P[duration]=${2:-}; shift 2 || usage ;;
-        --arms) P[arms]=${2:-}; shift 2 || usage ;;
-        --queues) P[queues]=${2:-}; shift 2 || usage ;;
-        --modes) P[modes]=${2:-}; shift 2 || usage ;;
-        --ping-interval-s) P[ping_interval]=${2:-}; shift 2 || usage ;;
-        --cc) P[cc]=${2:-}; shift 2 || usage ;;
-        --seed) P[seed]=${2:-}; shift 2 || usage ;;
-        --max-runs) max_runs=${2:-}; shift 2 || usage ;;
-        --box) box=${2:-}; shift 2 || usage ;;
-        --memory-mb) mem_mb=${2:-}; shift 2 || usage ;;
-        --cpus) cpus=${2:-}; shift 2 || usage ;;
-        --boot-timeout-s) boot_timeout=${2:-}; shift 2 || usage ;;
-        -h|--help) usage ;;
-        *) die "unknown option '$1' (run-vm.sh --help)" ;;
-    esac
-done
+qbox_parse_args "$@"
 # ---- every argument is checked before anything runs as root
 [[ -n "$out" ]] || die "--out DIR is required"
 if [[ -e "$out" && ! -d "$out" ]]; then die "--out $out exists and is not a directory"; fi
@@ -94,19 +76,8 @@ awk -v s="$ping_interval" 'BEGIN {exit !(s >= 0.2 && s <= 60)}' || die "--ping-i
 [[ "$cc" =~ ^(reno|cubic|bbr)$ ]] || die "--cc must be reno, cubic or bbr, got '$cc'"
 if [[ -z "$seed" ]]; then seed=$(( $(date +%s) % 1000000 )); fi
 [[ "$seed" =~ ^[0-9]{1,9}$ ]] || die "--seed must be an integer 0..999999999, got '$seed'"
-[[ "$max_runs" =~ ^[0-9]{1,4}$ ]] || die "--max-runs must be an integer 0..9999 (0: all), got '$max_runs'"
-[[ "$box" =~ ^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)?$ ]] || die "bad box name '$box'"
-if ! [[ "$mem_mb" =~ ^[1-9][0-9]{2,5}$ ]] || (( mem_mb < 512 )); then die "--memory-mb must be an integer >= 512, got '$mem_mb'"; fi
-[[ "$cpus" =~ ^[1-9][0-9]?$ ]] || die "--cpus must be an integer 1..99, got '$cpus'"
-[[ "$boot_timeout" =~ ^[1-9][0-9]{1,4}$ ]] || die "--boot-timeout-s must be an integer 10..99999, got '$boot_timeout'"
-for f in "${GUEST_FILES[@]}"; do [[ -f "$ROOT/$f" ]] || die "$f not found in the repository"; done
-[[ $EUID -eq 0 ]] || die "run-vm.sh needs root (build-box.sh runs mmdebstrap in root mode)"
-missing=()
-for t in qemu-system-x86_64 qemu-img mmdebstrap mkfs.ext4 vagrant ssh scp jq sha256sum tar ss; do
-    command -v "$t" >/dev/null || missing+=("$t")
-done
-[[ ${#missing[@]} -eq 0 ]] || die "missing ${missing[*]}: apt-get update && apt-get install -y --no-install-recommends \
-qemu-system-x86 qemu-utils mmdebstrap e2fsprogs vagrant openssh-client jq iproute2"
+qbox_check_vm_args
+qbox_require_host
 
 # ---- the plan: one line per run, "rep mode queue arm", in the order they run
 plan() {
@@ -128,7 +99,12 @@ plan() {
         done
     done
 }
-run_name() { printf 'rep%02d__%s__q%s__%s' "$1" "$2" "$3" "$4"; }   # REP MODE QUEUE ARM
+run_name_of() { local rep mode q arm; read -r rep mode q arm <<<"$1"; printf 'rep%02d__%s__q%s__%s' "$rep" "$mode" "$q" "$arm"; }
+guest_command() {   # NAME LINE: testbed/qdisc003/run-guest.sh for one run (qbox_run_todo)
+    local rep mode q arm; read -r rep mode q arm <<<"$2"
+    echo "$GUEST_IN/testbed/qdisc003/run-guest.sh --tb $GUEST_IN/testbed --out $GUEST_OUT/$1 --arm $arm --mode $mode \
+          --queue-pkts $q --rep $rep --duration-s $duration --ping-interval-s $ping_interval --cc $cc"
+}
 if (( resume )); then   # the plan as it was written (the runs' order does not depend on this script's version)
     mapfile -t PLAN < <(jq -r '.plan[] | "\(.rep) \(.mode) \(.queue_pkts) \(.arm)"' "$out/params.json")
     [[ ${#PLAN[@]} -gt 0 ]] || die "--resume: $out/params.json has no plan"
@@ -136,11 +112,7 @@ else
     mapfile -t PLAN < <(plan)
 fi
 
-qbox_key
-T0=$(date +%s)
-mkdir -p "$out/runs"
-out="$(cd "$out" && pwd)"
-STARTED=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+qbox_session_start
 if (( ! resume )); then
     jq -n --argjson reps "$reps" --argjson duration "$duration" --arg arms "${ARMS[*]}" --arg queues "${QUEUES[*]}" \
         --arg modes "${MODES[*]}" --arg pi "$ping_interval" --arg cc "$cc" --argjson seed "$seed" \
@@ -153,32 +125,13 @@ if (( ! resume )); then
 fi
 
 # ---- which runs remain; a run directory without COMPLETE is moved aside (never deleted)
-todo=()
-for line in "${PLAN[@]}"; do
-    read -r rep mode q arm <<<"$line"
-    name=$(run_name "$rep" "$mode" "$q" "$arm")
-    [[ -f "$out/runs/$name/COMPLETE" ]] && continue
-    if [[ -e "$out/runs/$name" ]]; then
-        mkdir -p "$out/incomplete"
-        mv "$out/runs/$name" "$out/incomplete/$name.$(date -u +%Y%m%dT%H%M%SZ)"
-        log "$name was not complete: moved to incomplete/"
-    fi
-    todo+=("$line")
-done
-if (( ${#todo[@]} == 0 )); then log "every run of $out is complete"; exit 0; fi
-if (( max_runs > 0 && ${#todo[@]} > max_runs )); then todo=("${todo[@]:0:max_runs}"); fi
+qbox_pending "$out"
 log "${#todo[@]} of ${#PLAN[@]} runs to go, ${duration} s each: about $(( (${#todo[@]} * (duration + 30) + 240) / 60 )) min under TCG (~30 s per run besides the flow, ~4 min to boot)"
 
-# ---- VM teardown: always (the VM stopped, DIR/console.log kept, on exit, error or signal)
-qbox_traps "$out"
-qbox_prepare "$box"
-qbox_boot mpcc-qdisc "$cpus" "$mem_mb" "$boot_timeout"
-guest_kernel_pkg=$(gssh "dpkg-query -W -f='\${Package} \${Version}' linux-image-\$(uname -r)" 2>/dev/null || echo "")
-log "guest up after $T_BOOT s: kernel $guest_kernel (${guest_kernel_pkg:-package not found}), box revision $box_rev"
+# ---- the VM up (torn down on exit, error or signal, DIR/console.log kept) with the repository files copied in
+qbox_up "$out" mpcc-qdisc 5
 
-# ---- copy the repository's files in (their own layout under GUEST_IN), and describe the guest once per session
-gssh "rm -rf $GUEST_IN && mkdir -p $GUEST_IN"
-tar -C "$ROOT" -cf - "${GUEST_FILES[@]}" | gssh "tar -C $GUEST_IN -xf -"
+# ---- describe the guest once per session
 # shellcheck disable=SC2016  # expanded in the guest
 gssh 'sudo bash -c '\''
     ns=qd003setup; ip netns add $ns; ip -n $ns link set lo up
@@ -194,58 +147,8 @@ gssh 'sudo bash -c '\''
         vcpus:(\$nproc|tonumber)}"
 '\''' > "$out/setup.json" || die "describing the guest failed"
 
-PREV_SESSIONS='[]'
-if [[ -f "$out/meta.json" ]]; then PREV_SESSIONS=$(jq -c '.sessions // []' "$out/meta.json"); fi
-n_ok=0 n_fail=0 T_RUNS=0
-box_sha=$(sha256sum "$boxdir/box.img" | cut -d' ' -f1)   # once: hashing the image costs a core for seconds
-write_meta() {
-    jq -n --arg host_kernel "$(uname -r)" --arg host_os "$(. /etc/os-release && echo "$PRETTY_NAME")" \
-        --arg qemu "$(qemu-system-x86_64 --version | sed -n 1p)" --arg qemu_args "${QEMU_ARGS[*]}" \
-        --arg guest_kernel "$guest_kernel" --arg guest_kernel_pkg "$guest_kernel_pkg" --arg box "$box" --arg box_rev "$box_rev" \
-        --arg box_sha "$box_sha" \
-        --arg commit "$(cd "$ROOT" && git rev-parse HEAD 2>/dev/null || echo)" \
-        --argjson files "$(for f in "${GUEST_FILES[@]}"; do
-                jq -n --arg f "$f" --arg sha "$(sha256sum "$ROOT/$f" | cut -d' ' -f1)" \
-                      --arg blob "$(cd "$ROOT" && git hash-object "$f")" '{($f): {sha256:$sha, git_blob:$blob}}'
-            done | jq -s add)" \
-        --arg host_cpus "$(nproc)" --arg host_cpu "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | sed -n 1p)" \
-        --argjson cpus "$cpus" --argjson mem "$mem_mb" --arg started "$STARTED" \
-        --argjson ok "$n_ok" --argjson fail "$n_fail" --argjson t_box "$T_BOX" --argjson t_boot "$T_BOOT" \
-        --argjson t_runs "$T_RUNS" --argjson t_total "$(( $(date +%s) - T0 ))" --argjson prev "$PREV_SESSIONS" \
-        --argjson complete "$(find "$out/runs" -name COMPLETE | wc -l)" --argjson planned "${#PLAN[@]}" \
-        '{host_kernel:$host_kernel, host_os:$host_os, host_cpus:($host_cpus|tonumber), host_cpu:$host_cpu,
-          qemu:$qemu, accel:"tcg", qemu_args:$qemu_args, vm_cpus:$cpus, vm_memory_mb:$mem,
-          guest_kernel:$guest_kernel, guest_kernel_package:(if $guest_kernel_pkg == "" then null else $guest_kernel_pkg end),
-          box:$box, box_revision:$box_rev, box_image_sha256:$box_sha, guest_files:$files,
-          runs_planned:$planned, runs_complete:$complete,
-          sessions:($prev + [{started_utc:$started, commit:$commit, runs_ok:$ok, runs_failed:$fail,
-                              seconds:{build_box:$t_box, boot:$t_boot, runs:$t_runs, total:$t_total}}])}' > "$out/meta.json.tmp"
-    mv "$out/meta.json.tmp" "$out/meta.json"
-}
-write_meta
+qbox_meta_init "$out"
+qbox_write_meta "$out"
 
 # ---- one run per call, copied out at once
-k=0
-for line in "${todo[@]}"; do
-    read -r rep mode q arm <<<"$line"
-    name=$(run_name "$rep" "$mode" "$q" "$arm")
-    k=$(( k + 1 ))
-    t=$(date +%s)
-    log "run $k/${#todo[@]}: $name"
-    set +e
-    gssh "sudo rm -rf $GUEST_OUT && sudo mkdir -p $GUEST_OUT && sudo bash $GUEST_IN/testbed/qdisc003/run-guest.sh \
-          --tb $GUEST_IN/testbed --out $GUEST_OUT/$name --arm $arm --mode $mode --queue-pkts $q --rep $rep \
-          --duration-s $duration --ping-interval-s $ping_interval --cc $cc" >>"$out/progress.log" 2>&1
-    grc=$?
-    set -e
-    (( grc <= 1 )) || die "the guest script failed on $name (exit $grc; $out/progress.log)"
-    gssh "sudo tar -C $GUEST_OUT -cf - $name" | tar -C "$out/runs" -xf - || die "copying $name out of the guest failed"
-    T_RUNS=$(( T_RUNS + $(date +%s) - t ))
-    if [[ -f "$out/runs/$name/COMPLETE" ]]; then n_ok=$(( n_ok + 1 )); else n_fail=$(( n_fail + 1 )); fi
-    write_meta
-    log "$name: $([[ -f "$out/runs/$name/COMPLETE" ]] && echo complete || echo "FAILED ($(jq -r .reason "$out/runs/$name/meta.json" 2>/dev/null))") in $(( $(date +%s) - t )) s; $(find "$out/runs" -name COMPLETE | wc -l)/${#PLAN[@]} complete"
-done
-log "results in $out ($n_ok complete, $n_fail failed this session; box $T_BOX s, boot $T_BOOT s, runs $T_RUNS s)"
-log "analyse: python -m analysis.qdisc_vm003 $out"
-(( n_fail == 0 )) || exit 1
-exit 0
+qbox_run_todo "$out" analysis.qdisc_vm003
