@@ -139,6 +139,7 @@ def write(out: Path, results: list[dict], repo: Path, *, alpha: float, n_boot: i
           environment: dict | None = None) -> dict:
     """Write ``out/index.html`` from ``mpcc reproduce``'s per-notebook results (notebook, status, error, html,
     family, campaign_dir). Returns {study id: {"data", "verdicts"...}} of what the page shows."""
+    from analysis.claims.core import EXPLANATION_KINDS
     by_nb = {r["notebook"][:2]: r for r in results}
     tables = sorted((out / "tables").glob("*.csv")) if (out / "tables").is_dir() else []
     shown = {}
@@ -154,7 +155,9 @@ def write(out: Path, results: list[dict], repo: Path, *, alpha: float, n_boot: i
             "<p>Verdicts count the headline claims: statements about the congestion controls, judged on the paper's "
             "own mechanisms. Sanity checks (what the testbed guarantees by construction) and substitutes (a "
             "statement judged on another mechanism) are counted apart. docs/claims.md defines the verdicts and the "
-            "explanation kinds.</p>", "<ul>"]
+            "explanation kinds; every verdict but \"reproduced\" carries one of these:</p>", "<dl>"]
+    page += [f"<dt><code>{html.escape(k)}</code></dt><dd>{html.escape(v)}</dd>" for k, v in EXPLANATION_KINDS.items()]
+    page += ["</dl>", "<ul>"]
     page += [f'<li><a href="#study{s.sid}">Study {s.sid}</a>: {html.escape(s.title)}</li>' for s in STUDIES]
     page.append("</ul>")
     for s in STUDIES:

@@ -70,6 +70,13 @@ def test_page_says_what_failed_and_links_every_notebook(report):
     assert str(REPO) not in page          # data paths relative to the repository
 
 
+def test_page_defines_every_explanation_kind(report):
+    from analysis.claims.core import EXPLANATION_KINDS
+    _, _, page = report
+    for kind in EXPLANATION_KINDS:           # the counts per section name them; the reader needs what each means
+        assert f"<dt><code>{kind}</code></dt>" in page
+
+
 def test_html_reports_leave_out_the_set_up_code(tmp_path):
     """Cells tagged hide-input lose their code in the HTML (the output stays); every committed notebook tags its
     set-up cell (the imports after the parameters cell)."""
