@@ -241,9 +241,10 @@ def _loss_drop(r, ctx):
     loss = 1 if sid == "S06" else 10
     g0, g1 = _single(ctx, cc, 10, 0, "goodput_mbps"), _single(ctx, cc, 10, loss, "goodput_mbps")
     text = (f"Ours: {cc} {fmt(g0, 4)} Mbit/s at loss 0 % and {fmt(g1, 4)} Mbit/s at {loss} %, a drop of "
-            f"{fmt(g0 - g1, 3)} Mbit/s. Our loss is a forward-only random drop as packets enter the switches (iptables statistic) "
-            "before the delay; the paper's NetEm applies loss per switch interface, and which directions (data, "
-            "ACKs or both) it covered is not printed. ")
+            f"{fmt(g0 - g1, 3)} Mbit/s. The loss is where the paper puts it: on the data direction only (its section "
+            "2.2: loss only on packets from the source host to the destination host), a random drop as packets "
+            "enter the switch, before its delay and buffer, where NetEm draws its loss in either chaining of TBF "
+            "and NetEm (docs/netem-semantics.md, section 2.3). ")
     kind, more, ev = _ablation(r, ctx, sid, f"goodput drop {cc}", undecided=" at loss 1/5/10 %")
     return core.explain(r, kind, text + more, goodput_loss0_mbps=g0, goodput_loss_mbps=g1, loss_pct=loss, **ev)
 
