@@ -89,9 +89,9 @@ def _datagram(ctx) -> str:
         return ""
     if lens == [None]:
         return ("Our UDP runs sent iperf3's default datagram (one MSS, 1448 bytes here, one packet each), not the "
-                "8192 bytes of the paper era's iperf3 3.1.3.")
+                "8192 bytes that the paper's iperf3 sent by default (its Ubuntu 16.04 predates iperf3 3.1.5).")
     if len(lens) == 1:
-        return (f"Our UDP runs sent {lens[0]}-byte datagrams (iperf3 -l; the paper era's 3.1.3 sent 8192 by default), "
+        return (f"Our UDP runs sent {lens[0]}-byte datagrams (iperf3 -l; the paper's, older than 3.1.5, sent 8192 by default), "
                 "fragmented over the round robin; UDP goodput counts the datagrams that arrived whole.")
     return "This dataset's UDP runs mix datagram sizes " + ", ".join("default" if x is None else f"{x} B" for x in lens) + "."
 
@@ -355,7 +355,8 @@ def _udp(r, ctx):
             "of 20 Mbit/s against CBR 20, p must be near 0.5; with 8-KB datagrams fragmented into ~6 IP packets "
             "over round-robin paths, whole datagrams would then survive with probability (1 - p)^6, about 2 %: "
             "fragmentation alone cannot give both of the paper's numbers. Two candidates: the UDP datagram size "
-            "(iperf3 3.1.3, the paper's era, sent 8192-byte datagrams; since 3.1.5 it sends one MSS: "
+            "(the paper's Ubuntu 16.04, its section 2.1, packaged an iperf3 older than 3.1.5, which sent 8192-byte "
+            "datagrams; since 3.1.5 it sends one MSS: "
             "docs/netem-semantics.md) and whether the paper's UDP figure is sender- or receiver-side (not measured). "
             + (f"{dg} " if (dg := _datagram(ctx)) else ""))
     sid = r["claim_id"].split("-", 1)[0]
