@@ -19,13 +19,13 @@ from analysis.claims import core
 # study -> (repetitions per configuration of the paper's protocol, where that number comes from)
 PROTOCOL_REPS = {
     "000": (10, "the paper's 10 repetitions of every scenario, its Table 1 and section 2.2"),
-    "001": (10, "the paper profile's 10 repetitions, campaigns/paper001.yaml; the paper ran one simulation per "
-                "point"),
+    "001": (10, "the paper profile's 10 repetitions, campaigns/paper001.yaml; the paper prints one value per "
+                "point and no repetition count"),
     "002": (10, "the paper profile's 10 repetitions, campaigns/paper002.yaml; the paper prints no repetition "
                 "count"),
     "003": (3, "the paper's three repetitions of every scenario, Table 2 and section IV.B ('triplo')"),
-    "004": (10, "the paper profile's 10 repetitions, campaigns/paper004.yaml; the paper ran one ns-2 simulation "
-                "per cell"),
+    "004": (10, "the paper profile's 10 repetitions, campaigns/paper004.yaml; the paper prints one ns-2 value "
+                "per cell and no repetition count"),
 }
 # study -> the paper protocol's run length (s): one number, or per experiment with "*" for the others (the paper
 # profiles' run lengths; scorecard headers give the paper's own words)

@@ -1,8 +1,8 @@
 """UDP datagrams of a capture, reassembled from their IPv4 fragments: which arrived whole, and the goodput they give.
 
-The paper's iperf3 (older than 3.1.5: its Ubuntu 16.04) sends 8192-byte UDP payloads, which IPv4 fragments into 6
-packets over a 1500-byte MTU (docs/netem-semantics.md section 5); the receiver's kernel delivers a datagram only when
-all its fragments arrived.
+The paper's iperf3 (most likely older than 3.1.5: its Ubuntu 16.04) sends 8192-byte UDP payloads, which IPv4
+fragments into 6 packets over a 1500-byte MTU (docs/netem-semantics.md section 5); the receiver's kernel delivers a
+datagram only when all its fragments arrived.
 The per-packet table of ``analysis.ingest`` drops non-first fragments (they carry no UDP header), so this module reads
 the capture itself (records with dpkt, headers from the raw bytes) and counts datagrams, not packets.
 

@@ -65,7 +65,8 @@ _BUFFER = {
                         "paper does not say how it chained TBF and NetEm, so its queue may have been smaller.",
     "tbf-netem": "Our switches ran the paper's NetEm as TBF's child (queue model tbf-netem, the emulation compared with "
                  "real netem in docs/netem-semantics.md section 10): one limit of 100 packets for the delay line and "
-                 "the queue, as the paper's text describes its buffer.",
+                 "the queue, our reading of the paper's text (NetEm sets the delay, the loss and the 100-packet "
+                 "buffer, its section 2.1; it does not say how it chained TBF and NetEm).",
     "netem-tbf": "Our switches ran NetEm before TBF (queue model netem-tbf): NetEm's 100 caps the delay line, and the "
                  "queue stands in TBF's own 151,400 bytes behind it.",
 }
@@ -89,9 +90,10 @@ def _datagram(ctx) -> str:
         return ""
     if lens == [None]:
         return ("Our UDP runs sent iperf3's default datagram (one MSS, 1448 bytes here, one packet each), not the "
-                "8192 bytes that the paper's iperf3 sent by default (its Ubuntu 16.04 predates iperf3 3.1.5).")
+                "8192 bytes that the paper's iperf3 most likely sent by default (an inference: it names no version, and "
+                "its Ubuntu Server 16.04, section 2.1, predates iperf3 3.1.5).")
     if len(lens) == 1:
-        return (f"Our UDP runs sent {lens[0]}-byte datagrams (iperf3 -l; the paper's, older than 3.1.5, sent 8192 by default), "
+        return (f"Our UDP runs sent {lens[0]}-byte datagrams (iperf3 -l; the paper's, most likely older than 3.1.5, sent 8192 by default), "
                 "fragmented over the round robin; UDP goodput counts the datagrams that arrived whole.")
     return "This dataset's UDP runs mix datagram sizes " + ", ".join("default" if x is None else f"{x} B" for x in lens) + "."
 
@@ -221,7 +223,7 @@ def _rtt_queue(r, ctx):
     text = (f"Our {cc} flow's mean RTT at link delay 10 ms is "
             + ", ".join(f"{fmt(v, 3)} ms at loss {k}" for k, v in shown.items())
             + ". Under random loss the RTT is the propagation delay plus the queue the flow keeps in the buffers, "
-            "so it depends on the same buffer semantics as S05 (NetEm's shared limit in the paper). "
+            "so it depends on the same buffer semantics as S05 (NetEm's 100-packet limit in the paper, section 2.1). "
             + ("The RTT definition matters here too: in data/paper, iperf3's own sender RTT (the kernel's smoothed RTT, "
                "which times no segment an ACK covering retransmitted data acknowledges) gives BBR a lower mean RTT than "
                "the capture's ACK-based RTT at every loss rate, falling with loss where the paper has BBR's RTT "
@@ -355,7 +357,8 @@ def _udp(r, ctx):
             "of 20 Mbit/s against CBR 20, p must be near 0.5; with 8-KB datagrams fragmented into ~6 IP packets "
             "over round-robin paths, whole datagrams would then survive with probability (1 - p)^6, about 2 %: "
             "fragmentation alone cannot give both of the paper's numbers. Two candidates: the UDP datagram size "
-            "(the paper's Ubuntu 16.04, its section 2.1, packaged an iperf3 older than 3.1.5, which sent 8192-byte "
+            "(the paper names no iperf3 version; its Ubuntu Server 16.04, section 2.1, predates 3.1.5, before which "
+            "iperf3 sent 8192-byte "
             "datagrams; since 3.1.5 it sends one MSS: "
             "docs/netem-semantics.md) and whether the paper's UDP figure is sender- or receiver-side (not measured). "
             + (f"{dg} " if (dg := _datagram(ctx)) else ""))

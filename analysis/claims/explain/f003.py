@@ -5,8 +5,10 @@ Study 003's paths (Table 1): path 1 10 Mbit/s, 2 ms one way; path 2 2 Mbit/s, 10
 * a FIFO of Q full-size (1500-byte) packets drained at 10 Mbit/s adds Q x 1.2 ms of queueing delay when a flow keeps
   it full (50 packets: 60 ms; 1000: 1.2 s), which is what a single loss-based flow does here;
 * the paper prints TCP at 12.98 Mbit/s over the 10 Mbit/s path 1 (paper-inconsistent);
-* its tools are iperf3 and ping (section III.D), so latency, loss and the delays its jitter equation takes are
-  ping's (``analysis.claims.dualpath``); the ping's target path and interval are not printed. The verdicts read
+* its tools are iperf3 and ping (section III.D), so latency and loss are ping's, and so are the delays its jitter
+  equation takes in the verdict (``analysis.claims.dualpath``): the equation's "delay of the i-th of the n packets
+  received" names no tool, and the capture's data segments are a second reading in the explanation; the ping's
+  target path and interval are not printed. The verdicts read
   ping over path 1 because an echo request that is not bound to an address follows the client's main routing table,
   whose one default route is path 1 (testbed/families/003/topology.json, "routing"; a Mininet host has one default
   route too). That reading is fixed by the mechanism, not by which path comes nearer the paper: ping over path 2
@@ -312,8 +314,10 @@ def _jitter_value(r, ctx):
                         f"{fmt(rtt, 3)} ms: successive pings see the loss-based flow's standing queue rise and fall "
                         f"(a full 50-packet FIFO is {fmt(50 * PKT_MS_AT_10MBIT, 3)} ms at 10 Mbit/s). The same equation "
                         f"over consecutive data segments' one-way delays in the capture gives {fmt(seg, 3)} ms, near "
-                        "the paper's 1.02 ms, but segments 1.2 ms apart see the same queue, and the paper names ping, "
-                        "not a capture. A ping jitter of 1 ms goes with a queue that hardly moves, as the paper's "
+                        "the paper's 1.02 ms, but segments 1.2 ms apart see the same queue. Which packets' delays the "
+                        "paper's equation took it does not say (section III.D: 'D_i adalah delay paket ke-i dan n adalah "
+                        "total paket diterima', the delay of the i-th of the n packets received); its named tools are "
+                        "iperf3 and ping, and no capture, so the verdict reads ping. A ping jitter of 1 ms goes with a queue that hardly moves, as the paper's "
                         f"16.66 ms latency (S09) also suggests. Ping over path 2 (MPTCP) gives "
                         f"{_path2(ctx, 'ping_jitter_ms')}. The Debian VM's queue-discipline experiment "
                         f"(data/qdisc003-vm, {VM_DOC}) measured ping jitter over path 1 per scenario: "

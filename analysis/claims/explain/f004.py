@@ -230,7 +230,7 @@ def gain_open(r: dict, ctx: core.Ctx, j: dict) -> bool:
             + (f"the paper's Westwood+e receives fewer bytes than its Westwood+ at {name} {_lv(below)} (Table {tab}), "
                if below else "")
             + f"our Westwood+e gains at least {_num(low)} % at every level recorded. Nothing measured explains the "
-            f"rows where they differ: the paper prints one simulation per cell (no spread), so whether they are its "
+            f"rows where they differ: the paper prints one value per cell (no spread, no repetition count), so whether they are its "
             f"run-to-run noise or Westwood+e's behaviour there (our reading of eq. (8)'s α = 0.01) is open. Deciding "
             f"experiment: {PAPER_PROFILE} for {j['experiment']} at {name} {where}, once with the default westwood_e "
             f"and once with {ALPHA_2}.")
