@@ -10,12 +10,14 @@ region, the levels used and the paper's levels missing) comes from ``analysis.cl
 * Received-bytes gains decided "not reproduced": per level, ours beside the paper's row; "open", with the runs that
   would tell whether the rows where they differ are the paper's single simulation or Westwood+e's behaviour there
   (``gain_open``).
-* Table 1's delays (range about 0; Westwood+e adds no delay) decided "not reproduced": the paper's rows show no
-  queueing for either cc, ours queue at the low error rates; "open" (``queue_open``).
+* Table 1's delays (range about 0; Westwood+e adds no delay) decided "not reproduced": the paper's constant is
+  ns-2's delay measured from each packet's dequeue at the sender, which leaves out the path's one queue (the ns-2
+  replication, data/ns2-004, docs/ns2-004.md); ours includes it; "metric-definition" (``queue_open``; "open" when
+  the replication is absent).
 * Absolute delays below the paper's and a delay-vs-bandwidth slope flatter than the paper's: our htb links add no
-  store-and-forward delay on an idle link (docs/families.md, "Testbed notes"); "testbed-difference" with the
-  transmission time the paper's links add per packet and our delay where the queue is emptiest
-  (``store_and_forward``, ``slope_store_and_forward``).
+  transmission time in a packet's delay (docs/families.md, "Testbed notes"); "testbed-difference" with the
+  transmission time the paper's links add per packet, our delay where the queue is emptiest, and what the ns-2
+  replication gives over the same levels (``store_and_forward``, ``slope_store_and_forward``, ``_ns2_vs_paper``).
 * Every other "inconclusive": "too-few-runs" naming the paper's levels the dataset lacks and the repetitions per level
   that would decide it if the means and spreads stay as measured (``reps_needed``, ``too_few``).
 * Any other "not reproduced" (another dataset): "open", naming the paper-size campaign (``open_default``).
@@ -23,6 +25,7 @@ region, the levels used and the paper's levels missing) comes from ``analysis.cl
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -45,7 +48,9 @@ UNIFORM_LINKS = 4
 PAPER_PROFILE = ("the paper profile of campaigns/paper004.yaml (all 10 levels of each table, 10 repetitions, 120-s "
                  "flows)")
 ALPHA_2 = "westwood_e built with α = 2 (make -C testbed/cc WESTWOOD_E_ALPHA_X100=200; docs/westwood-e.md)"
-DOC_SF = "docs/families.md (Study 004, Testbed notes: no store-and-forward delay on an idle link)"
+DOC_SF = "docs/families.md (Study 004, Testbed notes: no transmission time in a packet's delay)"
+HTB_NO_TX = ("htb lets each packet go at the start of its turn at the link rate and the veth delivers it at once, "
+             "idle or loaded")
 # per quantity: (per-run column, the paper's metric, the statistic over levels: make(levels, ccs) -> f(means))
 STATS = {
     "received_bytes_mean_gain_pct": ("received", "received_bytes", lambda lv, ccs: ww.gain_pct(lv)),
@@ -230,8 +235,9 @@ def gain_open(r: dict, ctx: core.Ctx, j: dict) -> bool:
             + (f"the paper's Westwood+e receives fewer bytes than its Westwood+ at {name} {_lv(below)} (Table {tab}), "
                if below else "")
             + f"our Westwood+e gains at least {_num(low)} % at every level recorded. Nothing measured explains the "
-            f"rows where they differ: the paper prints one value per cell (no spread, no repetition count), so whether they are its "
-            f"run-to-run noise or Westwood+e's behaviour there (our reading of eq. (8)'s α = 0.01) is open. Deciding "
+            f"rows where they differ: the paper prints one value per cell (no spread, no repetition count), so "
+            f"whether they are its run-to-run noise or Westwood+e's behaviour there (our reading of eq. (8)'s "
+            f"α = 0.01) is open. Deciding "
             f"experiment: {PAPER_PROFILE} for {j['experiment']} at {name} {where}, once with the default westwood_e "
             f"and once with {ALPHA_2}.")
     _explain(r, "open", text, ours_pct=r["ours"], paper_same_levels_pct=j["target"],
@@ -242,9 +248,58 @@ def gain_open(r: dict, ctx: core.Ctx, j: dict) -> bool:
     return True
 
 
+NS2_DIR = Path(__file__).resolve().parents[3] / "data" / "ns2-004"   # the ns-2 replication (docs/ns2-004.md)
+NS2_DOC = "docs/ns2-004.md"
+
+
+def ns2_delays(topology: str) -> dict:
+    """The ns-2 replication's mean delays (ms) of ``topology`` per level (error rate; Table 3: link rate) and per set
+    (``window20``, ``window10000``): ``{set: {level: (from dequeue, from enqueue)}}`` of Westwood+'s data packets
+    (data/ns2-004, ``analysis.ns2_004``: from the packet's '-' or '+' at the sender to its 'r' at the receiver; flows
+    pooled by packets). Empty when the replication is not in the repository."""
+    out = {}
+    for name in ("window20", "window10000"):
+        f = NS2_DIR / name / "summary.csv"
+        if not f.is_file():
+            continue
+        df = pd.read_csv(f)
+        df = df[df["topology"] == topology]
+        if df.empty:
+            continue
+        lv = df["bandwidth_mbit"] if topology == "multihop_uniform" else df["error_rate"]
+        w = df["n_delay_pkts"].astype(float)
+        g = df.assign(_lv=lv.astype(float), _w=w, _d=df["delay_deq_mean_ms"] * w, _e=df["delay_enq_mean_ms"] * w)
+        agg = g.groupby("_lv")[["_d", "_e", "_w"]].sum()
+        out[name] = {float(k): (float(v["_d"] / v["_w"]), float(v["_e"] / v["_w"])) for k, v in agg.iterrows()}
+    return out
+
+
+def _ns2_vs_paper(topology: str, levels) -> str:
+    """One sentence: the ns-2 replication's delay from dequeue (window_ 20) against the paper's Westwood+ column at
+    ``levels``, the largest difference in ms ("" without the replication)."""
+    ns2 = ns2_delays(topology).get("window20")
+    paper = _paper(topology, "delay_ms")
+    pairs = [(lv, ns2[float(lv)][0], paper[(lv, ww.W)]) for lv in levels
+             if ns2 and float(lv) in ns2 and (lv, ww.W) in paper]
+    if not pairs:
+        return ""
+    diff = [d - p for _, d, p in pairs]
+    worst = max(diff, key=abs)
+    return (f"In ns-2 (the paper's simulator family, data/ns2-004, {NS2_DOC}; Linux's Westwood+, ns-2's default "
+            f"window_ 20), this configuration's delay measured from each packet's dequeue at the sender is "
+            f"{_span([d for _, d, _ in pairs], 3)} ms over the same {len(pairs)} levels, "
+            + ("within 0.01 ms of the paper's Westwood+ column at every level: ns-2's store-and-forward links, "
+               "which add each packet's transmission time, give the paper's delays."
+               if max(abs(x) for x in diff) < 0.01 else
+               f"{_num(min(diff), 1)} to {_num(max(diff), 1)} ms from the paper's Westwood+ column (largest "
+               f"{_num(abs(worst), 1)} ms): ns-2 on our reading of the topology does not give this table's delays "
+               f"either."))
+
+
 def queue_open(r: dict, ctx: core.Ctx, j: dict) -> bool:
     """Table 1's delay statements (range about 0, Westwood+e adds no delay) decided "not reproduced": the paper's
-    rows show no queueing, ours queue where the windows exceed the path; open."""
+    constant is ns-2's delay measured from the packet's dequeue at the sender (the ns-2 replication, data/ns2-004),
+    which leaves out the path's one queue; ours includes it ("metric-definition"; "open" without the replication)."""
     if r["verdict"] != "not reproduced" or j.get("experiment") != "client_server" or \
             j.get("quantity") not in ("delay_ms_range_over_rows", "delay_ms_gap_westwood_e_minus_westwood"):
         return False
@@ -257,43 +312,51 @@ def queue_open(r: dict, ctx: core.Ctx, j: dict) -> bool:
     rates, (prop,) = PATHS["client_server"]
     sf = store_and_forward_ms(rates)
     pvals = sorted({round(v, 6) for v in table.values()})
-    tb = _paper("client_server", "received_bytes")
-    rows_t = sorted({lv for lv, _ in tb})
-    more = [lv for lv in rows_t if (lv, ww.E) in tb and (lv, ww.W) in tb and tb[(lv, ww.E)] > tb[(lv, ww.W)]]
-    paper_txt = (f"{_num(pvals[0], 3)} ms at every row for both ccs" if len(pvals) == 1 else
-                 f"{_num(min(pvals), 3)}-{_num(max(pvals), 3)} ms")
     worst = max(levels, key=lambda lv: means.get((lv, ww.E), -1.0) - means.get((lv, ww.W), 0.0))
     bdp = rates[0] * 1e6 * 2 * prop / 1e3 / (PACKET_BYTES * 8.0)
-    med = {cc: level_medians(ctx, "client_server", cc) for cc in (ww.W, ww.E)}
-    quiet = max(levels)
     per = "; ".join(f"{lv:g}: {_num(means.get((lv, ww.W)))} / {_num(means.get((lv, ww.E)))}" for lv in levels)
+    paper_txt = (f"{_num(pvals[0], 3)} ms at every row for both ccs" if len(pvals) == 1 else
+                 f"{_num(min(pvals), 3)}-{_num(max(pvals), 3)} ms")
+    ours = (f"Ours queue: mean delay westwood / westwood_e (ms) per error rate {per}; at error rate {worst:g} our "
+            f"Westwood+e's mean cwnd is {_num(cwnd.get((worst, ww.E)))} packets against "
+            f"{_num(cwnd.get((worst, ww.W)))} for Westwood+, over a path whose bandwidth-delay product is {_num(bdp)} "
+            f"packets, and the excess waits in the {rates[0]:g} Mbit/s link's queue.")
+    ev = dict(paper_delay_ms=pvals[0] if len(pvals) == 1 else pvals, paper_store_and_forward_ms=sf,
+              ours_delay_ms={f"{cc} {lv:g}": means.get((lv, cc)) for lv in levels for cc in (ww.W, ww.E)},
+              ours_cwnd_mean_pkts={f"{cc} {worst:g}": cwnd.get((worst, cc)) for cc in (ww.W, ww.E)},
+              path_bdp_pkts=bdp, reference="data/reference/004/README.md (Derived; Constant delays)")
+    ns2 = ns2_delays("client_server")
+    if not ns2:
+        text = (f"The paper's Table 1 prints {paper_txt}: its {prop:g} ms propagation delay plus {_num(sf, 3)} ms, "
+                f"one transmission of a {PACKET_BYTES}-byte packet at {rates[0]:g} Mbit/s, i.e. no queueing. {ours} "
+                f"Whether the paper's delay leaves queueing out is open. Deciding experiment: Table 1's "
+                f"configuration in ns-2 ({NS2_DOC}).")
+        _explain(r, "open", text, experiment="ns-2 re-simulation of Table 1", **ev)
+        return True
+    deq = {k: sorted(v[0] for v in d.values()) for k, d in ns2.items()}
+    enq = {k: sorted(v[1] for v in d.values()) for k, d in ns2.items()}
+    sets = "; ".join(f"window_ {k[len('window'):]}: {_span(deq[k], 3)} ms from dequeue, {_span(enq[k], 3)} ms "
+                     f"from enqueue" for k in ns2)
     text = (f"The paper's Table 1 prints {paper_txt}: its {prop:g} ms propagation delay plus {_num(sf, 3)} ms, one "
-            f"transmission of a {PACKET_BYTES}-byte packet at {rates[0]:g} Mbit/s (data/reference/004/README.md, "
-            f"'Derived'), i.e. no queueing at any error rate, although its Westwood+e receives more bytes than its "
-            f"Westwood+ at {len(more)} of its {len(rows_t)} rows. Ours queue: mean delay westwood / westwood_e (ms) "
-            f"per error rate {per}. At error rate {worst:g} our Westwood+e's mean cwnd is "
-            f"{_num(cwnd.get((worst, ww.E)))} packets against {_num(cwnd.get((worst, ww.W)))} for Westwood+, over a "
-            f"path whose bandwidth-delay product is {_num(bdp)} packets ({rates[0]:g} Mbit/s x 2 x {prop:g} ms / "
-            f"{PACKET_BYTES} B): the excess waits in the {rates[0]:g} Mbit/s link's queue. At error rate {quiet:g} "
-            f"the runs' median delays are {_num(med[ww.W].get(quiet), 2)} / {_num(med[ww.E].get(quiet), 2)} ms, the "
-            f"propagation delay alone (our htb link adds no store-and-forward delay, {DOC_SF}). Whether the paper's "
-            f"delay leaves queueing out or its senders never queued is open. Deciding experiment: Table 1's "
-            f"configuration in ns-2 2.29.3 (the paper's simulator; {PACKET_BYTES}-byte packets and a 50-packet "
-            f"DropTail queue, as the testbed), comparing the mean per-packet delay of its trace with the printed "
-            f"{_num(pvals[0] if len(pvals) == 1 else float('nan'), 3)} ms.")
-    _explain(r, "open", text, paper_delay_ms=pvals[0] if len(pvals) == 1 else pvals,
-             paper_store_and_forward_ms=sf,
-             ours_delay_ms={f"{cc} {lv:g}": means.get((lv, cc)) for lv in levels for cc in (ww.W, ww.E)},
-             ours_cwnd_mean_pkts={f"{cc} {worst:g}": cwnd.get((worst, cc)) for cc in (ww.W, ww.E)},
-             path_bdp_pkts=bdp, ours_median_delay_ms={f"{cc} {quiet:g}": med[cc].get(quiet) for cc in (ww.W, ww.E)},
-             doc=DOC_SF, reference="data/reference/004/README.md (Derived; Constant delays)",
-             experiment="ns-2 2.29.3 re-simulation of Table 1")
+            f"transmission of a {PACKET_BYTES}-byte packet at {rates[0]:g} Mbit/s. Table 1's configuration in ns-2, "
+            f"the paper's simulator family (2.35, Linux's Westwood+, data/ns2-004, {NS2_DOC}), gives that constant "
+            f"when the delay is measured from each data packet's dequeue at the sender (the start of its "
+            f"transmission) and not from its enqueue, at all {len(next(iter(ns2.values())))} error rates: {sets}. "
+            f"ns-2's packets do queue; the paper's delay leaves out the sender's link queue, the only queue on this "
+            f"path, so under it neither cc can add delay. Ours is measured from the sender's capture, before that "
+            f"queue, as ns-2's enqueue-based delay is. {ours} Our value under the paper's definition is not computed: "
+            f"no capture is taken after the link's queue (on this path it would be the propagation delay for both "
+            f"ccs; our htb link also adds no transmission time, {DOC_SF}).")
+    _explain(r, "metric-definition", text, ns2_delay_from_dequeue_ms={k: [deq[k][0], deq[k][-1]] for k in ns2},
+             ns2_delay_from_enqueue_ms={k: [enq[k][0], enq[k][-1]] for k in ns2}, ns2_doc=NS2_DOC,
+             ns2_data="data/ns2-004", **ev)
     return True
 
 
 def store_and_forward(r: dict, ctx: core.Ctx, j: dict) -> bool:
     """An absolute mean delay (``delay_ms_mean_over_rows``) below the paper's over the same levels: the transmission
-    time the paper's store-and-forward links add per packet, which our idle htb links do not."""
+    time the paper's store-and-forward links add per packet, which our htb links do not; what the ns-2 replication
+    gives over the same levels (data/ns2-004)."""
     if r["verdict"] == "reproduced" or j.get("quantity") != "delay_ms_mean_over_rows":
         return False
     target, ours = j.get("target", float("nan")), r["ours"]
@@ -310,12 +373,13 @@ def store_and_forward(r: dict, ctx: core.Ctx, j: dict) -> bool:
     text = (f"Ours {_num(ours)} ms is {_num(gap)} ms below the paper's Table {tab} over the same levels "
             f"({_num(target)} ms). A store-and-forward link (ns-2's) adds each packet's transmission time: "
             f"{PACKET_BYTES} bytes over this path's links at {', '.join(f'{x:g}' for x in rates)} Mbit/s take "
-            f"{_num(sf, 2)} ms; our htb links add none when idle ({DOC_SF}). Our {cc} runs' median delay at "
+            f"{_num(sf, 2)} ms; our htb links add none ({HTB_NO_TX}; {DOC_SF}). Our {cc} runs' median delay at "
             f"{j['level_name']} {quiet:g} is {_num(med.get(quiet), 2)} ms, against the path's "
             f"{'/'.join(f'{p:g}' for p in props)} ms propagation delay (testbed/families/004/{j['experiment']}.json). "
             f"The missing transmission time is {_num(100 * sf / gap, 0)} % of the difference"
             + (f"; the remaining {_num(gap - sf)} ms is not accounted for by it" if gap > sf else "")
-            + f" (the 95 % interval of ours: {_num(r['ci_low'])}-{_num(r['ci_high'])} ms).")
+            + f" (the 95 % interval of ours: {_num(r['ci_low'])}-{_num(r['ci_high'])} ms). "
+            + _ns2_vs_paper(j["experiment"], j.get("levels") or []))
     _explain(r, "testbed-difference", text, ours_ms=ours, paper_same_levels_ms=target, difference_ms=gap,
              store_and_forward_ms=sf, link_rates_mbit=list(rates), packet_bytes=PACKET_BYTES,
              ours_median_delay_ms=med.get(quiet), propagation_ms=list(props), doc=DOC_SF,
@@ -343,12 +407,13 @@ def slope_store_and_forward(r: dict, ctx: core.Ctx, j: dict) -> bool:
             f"transmission time of a {PACKET_BYTES}-byte packet on {UNIFORM_LINKS} links at the swept rate "
             f"({_num(sf[lo_lv], 2)} ms at {lo_lv:g} Mbit/s, {_num(sf[max(levels)], 2)} ms at {max(levels):g}) are "
             f"{_span(rest.values())} ms at every level: its slope is that transmission time. Our htb links add none "
-            f"when idle ({DOC_SF}): our runs' median delays are "
+            f"({HTB_NO_TX}; {DOC_SF}): our runs' median delays are "
             + ", ".join(f"{lv:g}: {_num(med[ww.W].get(lv), 2)} / {_num(med[ww.E].get(lv), 2)}" for lv in levels)
             + f" ms (westwood / westwood_e), the path's {prop:g} ms propagation delay "
             f"(testbed/families/004/multihop_uniform.json) at every rate; what slope ours has ({cc} "
             f"{_num(r['ours'], 3)} ms per Mbit/s) comes from mean delays above that at {lo_lv:g} Mbit/s "
-            f"({_num(means.get((lo_lv, ww.W)))} / {_num(means.get((lo_lv, ww.E)))} ms), i.e. queueing.")
+            f"({_num(means.get((lo_lv, ww.W)))} / {_num(means.get((lo_lv, ww.E)))} ms), i.e. queueing. "
+            + _ns2_vs_paper("multihop_uniform", levels))
     _explain(r, "testbed-difference", text, ours_slope_ms_per_mbit=r["ours"], paper_slope_same_levels=ps,
              paper_store_and_forward_ms={f"{lv:g}": sf[lv] for lv in levels},
              paper_delay_minus_store_and_forward_ms={f"{lv:g}": v for lv, v in rest.items()},
