@@ -2,14 +2,16 @@
 # One run of study 004 (Westwood+ vs Westwood+e over chain topologies; docs/families.md "Study 004") -> one run
 # directory: the topology testbed/families/004/<T>.json built by testbed/chain.sh, one iperf3 TCP flow per flow of
 # the topology (bottleneck: two, started together, both with the run's cc), captured at the sender's and the
-# receiver's interface.
+# receiver's interface and where it leaves its first link's queue (that link's interface towards the receiver:
+# flowK-first-link.pcap, from which the paper's delay, ns-2's from the packet's dequeue at the sender, follows).
 # usage: run_chain.sh [--backend netns] --out RUN_DIR --family 004 --experiment E --topology T --cc C --duration-s S
-#        [--error-rate P] [--bandwidth-mbit B] [--rep N]
+#        [--error-rate P] [--bandwidth-mbit B] [--link-model htb|store-and-forward] [--rep N]
 #   E: client_server, multihop_varied, multihop_uniform or bottleneck; T must equal E (one topology per experiment).
 #   C: reno cubic bbr bic westwood westwood_e (the kernel's, else the BPF port of testbed/cc, else SKIPPED).
 #   P: fraction of each flow's packets dropped on its error link (its first link, from the sender's side), 0..0.5;
 #      default the topology's defaults.error_rate. B: Mbit/s of every link of multihop_uniform (only there); default
-#      the topology's rate.
+#      the topology's rate. --link-model: htb (default; every recording before 2026-11-27: a packet's delay lacks its
+#      own transmission time) or store-and-forward (ns-2's links: testbed/chain.sh --store-and-forward).
 # exit 0 = COMPLETE, 3 = SKIPPED (cc not available on this kernel), other = failed.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,8 +24,9 @@ source "$HERE/capture_lib.sh"       # host_load_sample/host_load_summary, stop_c
 # ---------------------------------------------------------------------------------------------------------------
 # options: every value is validated here, before any root command
 backend=netns out="" family="" experiment="" topology="" cc="" duration_s="" error_rate="" bandwidth="" rep=1
+link_model=htb
 parse_long_options "--backend=backend --out=out --family=family --experiment=experiment --topology=topology --cc=cc
-    --duration-s=duration_s --error-rate=error_rate --bandwidth-mbit=bandwidth --rep=rep" "$@"
+    --duration-s=duration_s --error-rate=error_rate --bandwidth-mbit=bandwidth --link-model=link_model --rep=rep" "$@"
 EXPERIMENTS="client_server multihop_varied multihop_uniform bottleneck"
 [[ "$backend" == netns ]] || die "--backend must be netns for this capture tool (study 004 runs on netns only), got '$backend'"
 [[ -n "$out" ]] || die "--out is required"
@@ -36,10 +39,13 @@ EXPERIMENTS="client_server multihop_varied multihop_uniform bottleneck"
     die "--cc must be one of reno cubic bbr bic westwood westwood_e, got '$cc'"
 [[ "$duration_s" =~ ^[1-9][0-9]{0,4}$ ]] || die "--duration-s must be a positive integer (s, at most 99999), got '$duration_s'"
 [[ "$rep" =~ ^[1-9][0-9]{0,5}$ ]] || die "--rep must be a positive integer"
+[[ "$link_model" == htb || "$link_model" == store-and-forward ]] ||
+    die "--link-model must be htb or store-and-forward, got '$link_model'"
 TOPO="$TB/families/004/$topology.json"
 chain_args=(--topology-name "$topology")
 [[ -z "$error_rate" ]] || chain_args+=(--error-rate "$error_rate")
 [[ -z "$bandwidth" ]] || chain_args+=(--bandwidth-mbit "$bandwidth")
+[[ "$link_model" == htb ]] || chain_args+=(--store-and-forward)
 # the topology file and the link parameters: chain.sh's own validation (no root command), its one-line error as ours
 if ! plan=$("$TB/chain.sh" check "${chain_args[@]}" 2>&1); then
     grep -m1 '^error: ' <<<"$plan" >&2 || echo "error: testbed/chain.sh check failed: $(head -1 <<<"$plan")" >&2
@@ -54,10 +60,10 @@ CH=("$TB/chain.sh")
 SNAPLEN=$(jq -r '.defaults.capture_snaplen // 128' "$TOPO")
 mapfile -t FLOWS < <(jq -r '.flows[].flow' <<<"$plan")
 mapfile -t LINKS < <(jq -r '.links[].name' <<<"$plan")
-declare -A SND RCV SADDR RADDR SIF RIF PORT PDELAY LNS LIFA LIFB
+declare -A SND RCV SADDR RADDR SIF RIF PORT PDELAY PTX FIRST LNS LIFA LIFB
 for k in "${FLOWS[@]}"; do
-    IFS=$'\t' read -r "SND[$k]" "RCV[$k]" "SADDR[$k]" "RADDR[$k]" "SIF[$k]" "RIF[$k]" "PORT[$k]" "PDELAY[$k]" < <(jq -r --argjson k "$k" \
-        '.flows[] | select(.flow == $k) | [.sender, .receiver, .sender_addr, .receiver_addr, .sender_if, .receiver_if, .port, .path_delay_ms] | @tsv' <<<"$plan")
+    IFS=$'\t' read -r "SND[$k]" "RCV[$k]" "SADDR[$k]" "RADDR[$k]" "SIF[$k]" "RIF[$k]" "PORT[$k]" "PDELAY[$k]" "PTX[$k]" "FIRST[$k]" < <(jq -r --argjson k "$k" \
+        '.flows[] | select(.flow == $k) | [.sender, .receiver, .sender_addr, .receiver_addr, .sender_if, .receiver_if, .port, .path_delay_ms, .path_tx_rtt_ms, .path[0]] | @tsv' <<<"$plan")
 done
 for l in "${LINKS[@]}"; do
     IFS=$'\t' read -r "LNS[$l]" "LIFA[$l]" "LIFB[$l]" < <(jq -r --arg l "$l" '.links[] | select(.name == $l) | [.ns, .if_a, .if_b] | @tsv' <<<"$plan")
@@ -108,14 +114,15 @@ for k in "${FLOWS[@]}"; do
     for attempt in 1 2 3; do
         read -r med nrep avg < <(rtt_stats "$k")
         meds=$(jq -c --argjson m "$med" '. + [$m]' <<<"$meds")
-        rtt_measure_again "$med" "$(awk -v d="${PDELAY[$k]}" 'BEGIN{print 2 * d}')" || break
+        rtt_measure_again "$med" "$(awk -v d="${PDELAY[$k]}" -v x="${PTX[$k]}" 'BEGIN{print 2 * d + x}')" || break
         [[ $attempt == 3 ]] || say "self-check: flow $k idle RTT median $med ms above the tolerance; measuring again"
     done
     self_check=$(jq -c --arg k "flow$k" --argjson m "$med" --argjson n "$nrep" --argjson avg "$avg" --argjson d "${PDELAY[$k]}" \
+        --argjson x "${PTX[$k]}" \
         --argjson meds "$meds" --argjson path "$(jq -c --argjson k "$k" '.flows[] | select(.flow == $k) | .path' <<<"$plan")" '
-        . + {($k): {rtt_median_ms: $m, rtt_avg_ms: $avg, expected_rtt_ms: (2 * $d), replies: $n, pings: 10, path: $path,
+        . + {($k): {rtt_median_ms: $m, rtt_avg_ms: $avg, expected_rtt_ms: (2 * $d + $x), replies: $n, pings: 10, path: $path,
                     rtt_median_attempts_ms: $meds,
-                    rtt_ok: (if $m == null then false else ((($m - 2 * $d) | fabs) <= ([1, 0.05 * 2 * $d] | max)) end)}}' <<<"$self_check")
+                    rtt_ok: (if $m == null then false else ((($m - 2 * $d - $x) | fabs) <= ([1, 0.05 * (2 * $d + $x)] | max)) end)}}' <<<"$self_check")
 done
 self_check=$(jq -c '. + {ok: ([.[] | .rtt_ok] | all)}' <<<"$self_check")
 say "self_check: $self_check"
@@ -127,6 +134,7 @@ cap() { # NODE IF FILE
 for k in "${FLOWS[@]}"; do
     cap "${SND[$k]}" "${SIF[$k]}" "flow$k-sender.pcap"
     cap "${RCV[$k]}" "${RIF[$k]}" "flow$k-receiver.pcap"
+    cap "${LNS[${FIRST[$k]}]}" "${LIFB[${FIRST[$k]}]}" "flow$k-first-link.pcap"
 done
 declare -A SRV CLI
 for k in "${FLOWS[@]}"; do
@@ -209,14 +217,17 @@ jq -n --argjson applied "$applied" --arg start "$start_time" --arg kernel "$(una
    --arg sysctls "$(ip netns exec "$P$first_sender" sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling)" \
    --arg iperf3v "$(iperf3 --version 2>&1 | sed -n 1p)" --arg tcpdumpv "$(tcpdump --version 2>&1 | sed -n 1p)" \
    --arg pingv "$(ping -V 2>&1 | sed -n 1p)" --arg ipv "$(ip -V 2>&1 | sed -n 1p)" --arg iptv "$(iptables --version 2>&1 | sed -n 1p)" \
-   '{params: {family: "004", experiment: $exp, topology: $topo_name, cc: $cc, error_rate: $applied.error_rate,
-              bandwidth_mbit: $applied.bandwidth_mbit, duration_s: $t, rep: $rep, backend: "netns", mtu: $applied.mtu},
+   '{params: ({family: "004", experiment: $exp, topology: $topo_name, cc: $cc, error_rate: $applied.error_rate,
+              bandwidth_mbit: $applied.bandwidth_mbit, duration_s: $t, rep: $rep, backend: "netns", mtu: $applied.mtu}
+              + (if $applied.store_and_forward then {link_model: "store-and-forward"} else {} end)),
      family: "004", backend: "netns", host: $host, kernel: $kernel, start_time: $start, sysctls: ($sysctls | split("\n")),
      topology: {name: $topo_name, file: ("testbed/families/004/" + $topo_name + ".json"), sha256: $topo_sha},
      tool_versions: {iperf3: $iperf3v, tcpdump: $tcpdumpv, ping: $pingv, iproute2: $ipv, iptables: $iptv},
-     links: [$applied.links[] | {name, a, b, rate_mbit, delay_ms, buffer_pkts, error_rate, error_direction, ns, if_a, if_b}],
+     link_model: (if $applied.store_and_forward then "store-and-forward" else "htb" end),
+     links: [$applied.links[] | {name, a, b, rate_mbit, delay_ms, buffer_pkts, error_rate, error_direction, ns, if_a, if_b}
+                                + ({tx_ms_a, tx_ms_b, tx_bytes_a, tx_bytes_b} | with_entries(select(.value != null)))],
      flows: [$applied.flows[] | {flow, sender, receiver, sender_addr, receiver_addr, port, sender_if, receiver_if, error_link,
-                                 path, path_delay_ms, path_min_rate_mbit}],
+                                 path, path_delay_ms, path_min_rate_mbit, path_tx_rtt_ms}],
      delay_mechanism: $applied.delay_mechanism, shaper: $applied.shaper, queue_mechanism: $applied.queue_mechanism,
      loss_mechanism: $applied.loss_mechanism, cc_impl: $cc_impl,
      self_check: $self_check, queues: $queues, error_model: $errors, data_pkts: $dp,

@@ -7,12 +7,16 @@
 # Study 002's star (testbed/families/002/topology.json, via --topology FILE) uses the same format without "mtu"
 # (veths keep 1500), without "flows" (its streams are run_streaming.sh's) and with links of no error model or delay
 # (no delay anywhere: no delay mechanism, the pfifo is the leaf).
-# usage: chain.sh up (--topology-name T | --topology FILE) [--error-rate P] [--bandwidth-mbit B]
-#        chain.sh check (--topology-name T | --topology FILE) [--error-rate P] [--bandwidth-mbit B]
+# usage: chain.sh up (--topology-name T | --topology FILE) [--error-rate P] [--bandwidth-mbit B] [--store-and-forward]
+#        chain.sh check (--topology-name T | --topology FILE) [--error-rate P] [--bandwidth-mbit B] [--store-and-forward]
 #        chain.sh down [--topology-name T | --topology FILE]
 #        chain.sh exec [--topology-name T | --topology FILE] NODE -- CMD...
 #   up: P = packet drop probability (fraction, 0..0.5) on each flow's error link (default: the file's
 #       defaults.error_rate); B = rate (Mbit/s, (0, 1000]) of the file's bandwidth_links (multihop_uniform only).
+#       --store-and-forward: every link also delays each packet by its transmission time at the link's rate, as an
+#       ns-2 link delivers a packet after its last bit (docs/ns2-004.md): side a's packets (the data, the file's
+#       "mtu" bytes) by mtu x 8 / rate, side b's (pure ACKs, 52 bytes: IP 20 + TCP 20 + timestamps 12) by 52 x 8 /
+#       rate (testbed/nodes/switch.sh --tx-bytes). Without it a packet's delay lacks its own transmission time.
 #       Prints the applied parameters as JSON on stdout (progress on stderr). On a prefix that is already up with
 #       the same topology only the link parameters are re-applied. The file and every value are validated before
 #       any root command: a bad one is a one-line "error: ..." and exit 2.
@@ -125,12 +129,13 @@ parse_where() {
 
 # ---------------------------------------------------------------------------------------------------------------
 # run parameters: --error-rate P, --bandwidth-mbit B; validated here
-ERROR_RATE="" BANDWIDTH=""
+ERROR_RATE="" BANDWIDTH="" STORE_FORWARD=0 ACK_BYTES=52   # a pure ACK: IP 20 + TCP 20 + timestamps 12
 decimal() { [[ "$1" =~ ^(0|[1-9][0-9]{0,5})([.][0-9]{1,9})?$ ]]; }
 parse_params() {
     local seen_e=0 seen_b=0
     while [[ $# -gt 0 ]]; do
         case "$1" in
+            --store-and-forward) STORE_FORWARD=1; shift; continue ;;
             --error-rate|--bandwidth-mbit) [[ $# -ge 2 ]] || die "option $1 needs a value" ;;
             *) die "unknown option: $1" ;;
         esac
@@ -156,7 +161,8 @@ parse_params() {
 }
 
 params_json() { # MECH (shim|netem|""): the parameters as applied
-    jq --arg topo "$TOPO" --arg mech "$1" --arg p "$ERROR_RATE" --arg bw "$BANDWIDTH" '
+    jq --arg topo "$TOPO" --arg mech "$1" --arg p "$ERROR_RATE" --arg bw "$BANDWIDTH" --argjson sf "$STORE_FORWARD" \
+       --argjson ack "$ACK_BYTES" '
         ($p | tonumber) as $p | (if $bw == "" then null else ($bw | tonumber) end) as $bw
         | (.bandwidth_links // []) as $bl
         | (if $bw == null and (.bandwidth_links // null) != null then .links[] | select(.name == $bl[0]) | .rate_mbit else $bw end) as $bwa
@@ -164,28 +170,35 @@ params_json() { # MECH (shim|netem|""): the parameters as applied
             rate_mbit: (if $bw != null and any($bl[]; . == $l.name) then $bw else .rate_mbit end),
             delay_ms, buffer_pkts, error_flows,
             error_rate: (if (.error_flows | length) > 0 then $p else 0 end),
-            error_direction: (if (.error_flows | length) > 0 then "\(.a)->\(.b)" else null end)}] as $links
+            error_direction: (if (.error_flows | length) > 0 then "\(.a)->\(.b)" else null end)}] as $links0
+        | (.mtu // 1500) as $mtu
+        | [$links0[] | . + (if $sf == 1 then {tx_bytes_a: $mtu, tx_bytes_b: $ack,
+                                              tx_ms_a: ($mtu * 8 / (.rate_mbit * 1000)),
+                                              tx_ms_b: ($ack * 8 / (.rate_mbit * 1000))} else {} end)] as $links
         | {topology: $topo, name: .name, family: (.family // null), mtu: (.mtu // 1500), error_rate: $p, bandwidth_mbit: $bwa,
            bandwidth_links: (.bandwidth_links // null),
            delay_mechanism: (if $mech == "shim" then "nfqueue-shim" elif $mech == "netem" then "netem" else null end),
            shaper: "htb",
+           store_and_forward: ($sf == 1),
            queue_mechanism: (if $mech == "netem" then "htb+netem on a forwarding namespace" else "htb+pfifo on a forwarding namespace" end),
            loss_mechanism: (if any(.links[]; (.error_flows | length) > 0) then "iptables statistic (random) on the error link, packets arriving from side a" else null end),
            links: $links,
            flows: [(.flows // [])[] | . as $f | . + {error_link: ($links[] | select(any(.error_flows[]; . == $f.flow)) | .name),
                    path_delay_ms: ([$f.path[] as $n | $links[] | select(.name == $n) | .delay_ms] | add),
-                   path_min_rate_mbit: ([$f.path[] as $n | $links[] | select(.name == $n) | .rate_mbit] | min)}]}' "$TOPO"
+                   path_min_rate_mbit: ([$f.path[] as $n | $links[] | select(.name == $n) | .rate_mbit] | min),
+                   path_tx_rtt_ms: ([$f.path[] as $n | $links[] | select(.name == $n) | (.tx_ms_a // 0) + (.tx_ms_b // 0)] | add)}]}' "$TOPO"
 }
 
 # ---------------------------------------------------------------------------------------------------------------
-wait_shim() { # NS: until its NFQUEUE queue 0 is bound (the shim is fail-open: unbound means no delay), at most 5 s
+wait_shim() { # NS Q: until its NFQUEUE queue Q is bound (the shim is fail-open: unbound means no delay), at most 5 s
     local i
     for ((i = 0; i < 50; i++)); do
         # shellcheck disable=SC2016  # an awk program
-        ip netns exec "$1" awk '$1 == 0 {found = 1} END {exit !found}' /proc/net/netfilter/nfnetlink_queue 2>/dev/null && return 0
+        ip netns exec "$1" awk -v q="$2" '$1 == q {found = 1} END {exit !found}' /proc/net/netfilter/nfnetlink_queue \
+            2>/dev/null && return 0
         sleep 0.1
     done
-    die "the delay shim of $1 did not bind its queue"
+    die "the delay shim of $1 did not bind its queue $2"
 }
 
 do_up() {
@@ -213,11 +226,17 @@ do_up() {
     while IFS=$'\t' read -r name ns a ia ib rate delay buf nerr; do
         loss=0
         (( nerr == 0 )) || loss=$(awk -v p="$ERROR_RATE" 'BEGIN{printf "%.7g", 100 * p}')
+        sf_args=()
+        if (( STORE_FORWARD )); then sf_args=(--tx-bytes "$(jq -r '.mtu // 1500' "$TOPO")/$ACK_BYTES"); fi
         ip netns exec "$(ns_of "$ns")" bash "$HERE/nodes/switch.sh" "$ia" "$ib" "$delay" "$loss" "$mech" "$NSB_SHIM" \
-            "$RUNSTATE/shim-$ns.pid" 3028 --rate-mbit "$rate" --buffer-pkts "$buf" --shaper htb >&2
+            "$RUNSTATE/shim-$ns.pid" 3028 --rate-mbit "$rate" --buffer-pkts "$buf" --shaper htb "${sf_args[@]}" >&2
         # count every packet arriving from side a (before the error model's drop rule): observed loss = drops / arrivals
         ip netns exec "$(ns_of "$ns")" iptables -w -I FORWARD 1 -i "$ia"
-        if [[ $mech == shim ]] && awk -v d="$delay" 'BEGIN{exit !(d > 0)}'; then wait_shim "$(ns_of "$ns")"; fi
+        if (( STORE_FORWARD )) && [[ $mech == shim ]]; then
+            wait_shim "$(ns_of "$ns")" 0; wait_shim "$(ns_of "$ns")" 1
+        elif [[ $mech == shim ]] && awk -v d="$delay" 'BEGIN{exit !(d > 0)}'; then
+            wait_shim "$(ns_of "$ns")" 0
+        fi
         log "up: $name ($a side $ia) ${rate} Mbit/s ${delay} ms ${buf} pkts loss ${loss} %"
     done < <(jq -r '.links[] | [.name, .ns, .a, .if_a, .if_b, .rate_mbit, .delay_ms, .buffer_pkts, (.error_rate > 0 | if . then 1 else 0 end)] | @tsv' \
                 "$RUNSTATE/params.json")

@@ -25,14 +25,17 @@ def test_paper004_matches_the_papers_tables():
     assert sorted({r.bandwidth_mbit for r in uni}) == list(range(1, 11)) and {r.error_rate for r in uni} == {0.01}
     assert {r.cc for r in c.runs} == {"westwood", "westwood_e"} and {r.rep for r in c.runs} == set(range(1, 11))
     assert {r.duration_s for r in c.runs} == {120}
+    # ns-2's links: each packet's transmission time as well (docs/ns2-004.md); the run ids say so
+    assert {r.link_model for r in c.runs} == {"store-and-forward"}
     ids = {r.run_id for r in c.runs}
-    assert "client_server__westwood_e__err0.01__rep01" in ids
-    assert "multihop_uniform__westwood__err0.01__bw4mbit__rep10" in ids
-    r = next(r for r in c.runs if r.run_id == "multihop_uniform__westwood__err0.01__bw4mbit__rep10")
+    assert "client_server__westwood_e__err0.01__sf__rep01" in ids
+    assert "multihop_uniform__westwood__err0.01__bw4mbit__sf__rep10" in ids
+    r = next(r for r in c.runs if r.run_id == "multihop_uniform__westwood__err0.01__bw4mbit__sf__rep10")
     assert r.args() == ["--family", "004", "--experiment", "multihop_uniform", "--topology", "multihop_uniform",
                         "--cc", "westwood", "--duration-s", "120", "--error-rate", "0.01", "--bandwidth-mbit", "4",
-                        "--rep", "10"]
+                        "--link-model", "store-and-forward", "--rep", "10"]
     assert r.params()["family"] == "004" and r.params()["bandwidth_mbit"] == 4
+    assert r.params()["link_model"] == "store-and-forward"
 
 
 def test_paper004_profiles():
@@ -42,6 +45,20 @@ def test_paper004_profiles():
     sample = load_campaign(REPO / "campaigns/paper004.yaml", "sample")
     assert len(sample.runs) == 4 * 4 * 2 * 3 and {r.duration_s for r in sample.runs} == {40}
     assert "client_server__westwood__err0.04__t40s__rep02" in {r.run_id for r in sample.runs}
+    # the sample is what data/study004 recorded: htb links, the run ids and parameters they always had
+    assert {r.link_model for r in sample.runs} == {"htb"} and "link_model" not in sample.runs[0].params()
+
+
+def test_link_model_is_validated():
+    from mpcc.errors import UserError
+    from mpcc.families import f004
+    with pytest.raises(UserError, match="link_model must be one of htb, store-and-forward"):
+        f004.expand({"experiment": "client_server", "link_model": "ns2"}, dict(f004.DEFAULTS), 1, "t")
+    with pytest.raises(UserError, match="link_model is an empty list"):
+        f004.check_defaults({**f004.DEFAULTS, "link_model": []}, "t")
+    arms = f004.expand({"experiment": "client_server", "link_model": ["htb", "store-and-forward"]},
+                       dict(f004.DEFAULTS), 1, "t")
+    assert sorted({r.run_id.endswith("__sf__rep01") for r in arms}) == [False, True]
 
 
 @pytest.mark.parametrize("body, message", [

@@ -64,7 +64,7 @@ def _path_links(topo: dict, flow: dict, bandwidth: float | None) -> list[dict]:
 @pytest.fixture(scope="module", autouse=True)
 def no_leftovers():
     yield
-    for tag in ("a", "b", "c", "d", "u"):
+    for tag in ("a", "b", "c", "d", "u", "s"):
         subprocess.run([str(CHAIN), "down"], env=_env(tag), capture_output=True)
 
 
@@ -261,6 +261,43 @@ def test_builder_up_exec_reapply_down():
     assert not Path(f"/run/mpcc-chain/{_prefix('u')}").exists()
 
 
+def test_store_and_forward_links_add_each_packets_transmission_time(tmp_path):
+    """--store-and-forward (campaign key link_model: store-and-forward): a link delays side a's packets by their
+    transmission time at its rate as well (592 B at 0.5 Mbit/s: 9.472 ms), side b's by a 52-byte ACK's (0.832 ms),
+    as an ns-2 link delivers a packet after its last bit; ping's RTT over client_server grows by both, and the run's
+    delay from the first link's queue is ns-2's (and the paper's Table 1) 59.472 ms (docs/ns2-004.md)."""
+    from analysis.families import chain as fam
+    env = _env("s")
+    up = subprocess.run([str(CHAIN), "up", "--topology-name", "client_server", "--error-rate", "0",
+                         "--store-and-forward"], env=env, capture_output=True, text=True, timeout=60)
+    assert up.returncode == 0, up.stderr
+    link = json.loads(up.stdout)["links"][0]
+    assert json.loads(up.stdout)["store_and_forward"] is True
+    assert link["tx_ms_a"] == pytest.approx(9.472) and link["tx_ms_b"] == pytest.approx(0.832)
+    rtt = subprocess.run([str(CHAIN), "exec", "n0", "--", "ping", "-n", "-c", "5", "-i", "0.3", "-s", "564",
+                          "10.104.12.1"], env=env, capture_output=True, text=True, timeout=30).stdout
+    avg = float(re.search(r"= [\d.]+/([\d.]+)/", rtt).group(1))
+    assert avg == pytest.approx(100 + 9.472 + 0.832, abs=1.0), rtt
+    fw = subprocess.run([str(CHAIN), "exec", "l1", "--", "iptables", "-S", "FORWARD"], env=env, capture_output=True,
+                        text=True, timeout=30).stdout
+    assert "-i l1-n0 -j NFQUEUE --queue-num 0" in fw and "-i l1-n1 -j NFQUEUE --queue-num 1" in fw
+    assert subprocess.run([str(CHAIN), "down"], env=env, capture_output=True, timeout=60).returncode == 0
+    d = tmp_path / "sf"
+    r = subprocess.run([str(RUN), "--backend", "netns", "--out", str(d), "--family", "004", "--experiment",
+                        "client_server", "--topology", "client_server", "--cc", "westwood", "--duration-s",
+                        str(DURATION), "--error-rate", "0.01", "--link-model", "store-and-forward"],
+                       env=env, capture_output=True, text=True, timeout=DURATION + 100)
+    d, meta = complete_run(d, r.returncode, r.stderr, "client_server store-and-forward")
+    assert meta["link_model"] == "store-and-forward" and meta["params"]["link_model"] == "store-and-forward"
+    assert meta["self_check"]["ok"] and meta["self_check"]["flow1"]["expected_rtt_ms"] == pytest.approx(110.304)
+    assert (d / "flow1-first-link.pcap").is_file()
+    row = fam.analyze_run(d).iloc[0]
+    assert row["link_model"] == "store-and-forward"
+    assert row["delay_from_dequeue_mean_ms"] == pytest.approx(59.472, abs=0.5)     # ns-2's '-' delay, Table 1's
+    assert row["delay_mean_ms"] >= row["delay_from_dequeue_mean_ms"] - 0.1        # the sender's side adds the queue
+    assert _namespaces(_prefix("s")) == []
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # bad input: exit 2, one "error:" line, and not a single root command (the tools that touch the system are replaced
 # by stand-ins that record any call)
@@ -295,6 +332,7 @@ GOOD = ["--family", "004", "--experiment", "client_server", "--topology", "clien
     (GOOD + ["--backend", "vagrant"], "--backend must be netns"),
     (GOOD + ["--error-rate", "0.1", "--error-rate", "0.2"], "given twice"),
     (GOOD + ["--bogus", "1"], "unknown option --bogus"),
+    (GOOD + ["--link-model", "ns2"], "--link-model must be htb or store-and-forward"),
     (GOOD + ["--rep"], "option --rep needs a value"),
 ])
 def test_capture_tool_rejects_bad_values_before_any_root_command(tmp_path, trap_root_tools, args, msg):

@@ -3,7 +3,9 @@
 verdict rules of ``analysis.claims.core`` (reproduced / not reproduced / inconclusive / not run with a reason).
 
 Per run (the replicate): ``received`` = total_received_bytes (bytes over all the run's flows), ``delay`` =
-run_delay_mean_ms (mean one-way delay of every received data packet of the run, ms), ``cwnd_max`` = the largest of the
+run_delay_from_dequeue_mean_ms (from each data packet's dequeue at its first link to the receiver, ns-2's and so the
+paper's definition: docs/ns2-004.md) when every run has it, else run_delay_mean_ms (from the sender's capture, which
+includes the first link's queue), mean over every received data packet of the run, ms; ``cwnd_max`` = the largest of the
 flows' cwnd_max_pkts, ``cwnd_mean`` = the mean of the flows' cwnd_mean_pkts (packets), ``jain`` = jain_index.
 The paper's rows are the levels of ``error_rate`` (Tables 1, 2, 4) or ``bandwidth_mbit`` (Table 3, error_rate 0.01);
 m(l, cc) is the mean over the repetitions at level l. Reference delays are printed in seconds: multiplied by 1000
@@ -126,18 +128,29 @@ SANITY = {
 
 # --------------------------------------------------------------------------------------------- per-run values
 
+def delays_from_dequeue(df: pd.DataFrame) -> bool:
+    """True when every row of ``df`` has the paper's delay, measured from the packet's dequeue at its first link
+    (``run_delay_from_dequeue_mean_ms``: runs recorded with the first-link capture, docs/ns2-004.md): the claims then
+    judge that delay; otherwise the delay from the sender's capture (``run_delay_mean_ms``) for every run, never a
+    mix."""
+    col = "run_delay_from_dequeue_mean_ms"
+    return bool(len(df)) and col in df and bool(pd.to_numeric(df[col], errors="coerce").notna().all())
+
+
 def run_table(df: pd.DataFrame) -> pd.DataFrame:
     """One row per run of chain rows ``df``: run_id, experiment, cc, error_rate, bandwidth_mbit, rep, received
-    (total_received_bytes, bytes), delay (run_delay_mean_ms, ms), cwnd_max (max over flows), cwnd_mean (mean over
+    (total_received_bytes, bytes), delay (ms: run_delay_from_dequeue_mean_ms, the paper's definition, when every run
+    has it, else run_delay_mean_ms: :func:`delays_from_dequeue`), cwnd_max (max over flows), cwnd_mean (mean over
     flows) (packets), jain (jain_index)."""
     cols = ["run_id", "experiment", "cc", "error_rate", "bandwidth_mbit", "rep", "received", "delay", "cwnd_max",
             "cwnd_mean", "jain"]
     if df.empty:
         return pd.DataFrame(columns=cols)
     num = lambda c: pd.to_numeric(df[c], errors="coerce")   # noqa: E731
+    delay = "run_delay_from_dequeue_mean_ms" if delays_from_dequeue(df) else "run_delay_mean_ms"
     d = pd.DataFrame({"run_id": df["run_id"].astype(str), "experiment": df["experiment"], "cc": df["cc"],
                       "error_rate": num("error_rate"), "bandwidth_mbit": num("bandwidth_mbit"), "rep": num("rep"),
-                      "received": num("total_received_bytes"), "delay": num("run_delay_mean_ms"),
+                      "received": num("total_received_bytes"), "delay": num(delay),
                       "cwnd_max": num("cwnd_max_pkts"), "cwnd_mean": num("cwnd_mean_pkts"), "jain": num("jain_index")})
     g = d.groupby("run_id", sort=True)
     out = g[["experiment", "cc", "error_rate", "bandwidth_mbit", "rep", "received", "delay", "jain"]].first()

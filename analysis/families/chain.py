@@ -10,7 +10,8 @@ One row per (run, flow) — columns :data:`COLUMNS`:
 
 * parameters: run_id, campaign, family, experiment, topology, cc, error_rate (fraction of the flow's data packets the
   error link drops), bandwidth_mbit (multihop_uniform's link rate, Mbit/s; NaN elsewhere), duration_s (s), rep,
-  backend, kernel, queue_mechanism, delay_mechanism, self_check_ok, host_cpu_pressure_pct (%), flow (K).
+  backend, kernel, queue_mechanism, delay_mechanism, link_model (htb, or store-and-forward: testbed/chain.sh; htb
+  for runs recorded before it existed), self_check_ok, host_cpu_pressure_pct (%), flow (K).
 * received_bytes: IP bytes (IPv4 total length, headers included) of the data packets (TCP payload > 0) that reach the
   receiver capture carrying sequence space not seen there before — a retransmission filling a hole counts, a
   duplicate does not (``analysis.metrics.throughput.first_delivery_bytes`` > 0); each such packet counts whole, as
@@ -36,6 +37,13 @@ One row per (run, flow) — columns :data:`COLUMNS`:
   jain_index: Jain's index of the flows' received_bytes, J = (Σx)² / (n·Σx²) (Jain, Chiu & Hawe 1984, eq. 1;
   ``analysis.metrics.fairness``), dimensionless, NaN for a single-flow run; run_delay_mean_ms: mean one-way delay over
   every received data packet of all the run's flows, ms (a two-source run's "average delay").
+* delay_from_dequeue_mean_ms: the paper's "Average Delay end to end" as ns-2 measures it (docs/ns2-004.md: the
+  definition that gives the paper's Table 1 and Table 3 delays): from the moment the data packet leaves its first
+  link's queue (ns-2's '-' event at the sender) to its arrival at the receiver. Ours: receiver capture time minus
+  ``flowK-first-link.pcap`` time of the same transmission (``one_way_delays``), plus that link's one-way delay and
+  the packet's transmission time on it (meta.json ``links``: ``delay_ms`` and ``tx_ms_a``, 0 on an htb link), which
+  our link applies before its queue where ns-2 applies them after; ms, NaN without the capture.
+  run_delay_from_dequeue_mean_ms: the same over every received data packet of the run's flows, ms.
 """
 from __future__ import annotations
 
@@ -52,25 +60,30 @@ DERIVED_VERSION = 1   # of these rows' definition (the derived cache is rebuilt 
 FLOWS = (1, 2)
 BASE_PORT = 5200      # flow K's data connection: TCP to port 5200 + K
 CAPTURES = tuple(f"flow{k}-{side}.pcap" for k in FLOWS for side in ("receiver", "sender"))
+# where the flow's packets leave its first link's queue (that link's interface towards the receiver): runs recorded
+# from 2026-11-27 on; NaN delays from dequeue without it
+FIRST_LINK = tuple(f"flow{k}-first-link.pcap" for k in FLOWS)
 NAN = float("nan")
 
 PARAM_COLUMNS = [
     "run_id", "campaign", "family", "experiment", "topology", "cc", "error_rate", "bandwidth_mbit", "duration_s",
-    "rep", "backend", "kernel", "queue_mechanism", "delay_mechanism", "self_check_ok", "host_cpu_pressure_pct", "flow",
+    "rep", "backend", "kernel", "queue_mechanism", "delay_mechanism", "link_model", "self_check_ok",
+    "host_cpu_pressure_pct", "flow",
 ]
 METRIC_COLUMNS = [
     "received_bytes", "received_payload_bytes", "received_pkts", "iperf3_received_bytes", "goodput_mbps",
     "delay_mean_ms", "delay_median_ms", "delay_p95_ms", "sent_pkts", "loss_pct", "retransmissions",
     "cwnd_max_pkts", "cwnd_mean_pkts", "total_received_bytes", "jain_index", "run_delay_mean_ms",
+    "delay_from_dequeue_mean_ms", "run_delay_from_dequeue_mean_ms",
 ]
 COLUMNS = PARAM_COLUMNS + METRIC_COLUMNS
 TEXT_COLS = ["run_id", "campaign", "family", "experiment", "topology", "cc", "backend", "kernel", "queue_mechanism",
-             "delay_mechanism"]
+             "delay_mechanism", "link_model"]
 INT_COLS = ["flow", "rep"]
 FLOAT_COLS = [c for c in COLUMNS if c not in TEXT_COLS + INT_COLS + ["self_check_ok"]]
 SORT = ["run_id", "flow"]
 RUNS_COLUMNS = ["run_id", "status", "reason", "experiment", "topology", "cc", "error_rate", "bandwidth_mbit",
-                "duration_s", "rep"]
+                "duration_s", "link_model", "rep"]
 
 
 
@@ -89,7 +102,7 @@ def input_files(run_dir: Path) -> dict[str, Path]:
     """{logical name: file} of a study-004 run's inputs (captures and ss samples under their plain names, also when
     compressed)."""
     run_dir = Path(run_dir)
-    out = runmeta.run_files(run_dir, CAPTURES)
+    out = runmeta.run_files(run_dir, CAPTURES + FIRST_LINK)
     d = run_dir / "iperf3"
     if d.is_dir():
         for p in sorted(d.glob("*.json*")):
@@ -220,6 +233,30 @@ def iperf3_received_bytes(run_dir: Path, k: int) -> float:
     return _num(s.get("bytes")) if isinstance(s, dict) else NAN
 
 
+def first_link_offset_ms(meta: dict, k: int) -> float:
+    """The one-way delay plus the data packet's transmission time (ms) of flow ``k``'s first link (meta.json ``flows``
+    path and ``links``; a link without ``tx_ms_a`` adds no transmission time). NaN when meta.json lacks them."""
+    flow = next((f for f in meta.get("flows") or [] if isinstance(f, dict) and f.get("flow") == k), None)
+    path = (flow or {}).get("path") or []
+    link = next((x for x in meta.get("links") or [] if isinstance(x, dict) and path and x.get("name") == path[0]), None)
+    if link is None:
+        return NAN
+    return _num(link.get("delay_ms")) + (_num(link.get("tx_ms_a")) if link.get("tx_ms_a") is not None else 0.0)
+
+
+def delays_from_dequeue(link: pd.DataFrame, receiver: pd.DataFrame, port: int, offset_ms: float) -> np.ndarray:
+    """One-way delays (ms) from the first link's queue to the receiver, ``offset_ms`` added (``first_link_offset_ms``),
+    of the data connection to ``port`` seen in both captures; empty when either lacks it."""
+    from analysis.families.dualpath import _same_direction, one_way_delays
+    from analysis.flows import split_flows
+
+    f_rcv = data_connection(split_flows(receiver), port)
+    if f_rcv is None or not np.isfinite(offset_ms):
+        return np.zeros(0)
+    owd, _, _ = one_way_delays(_same_direction(link, f_rcv), _same_direction(receiver, f_rcv))
+    return owd + offset_ms
+
+
 def run_level(received: list, owds: list) -> dict:
     """Run-level values from the flows' received_bytes (bytes) and one-way delays (ms arrays): total_received_bytes,
     jain_index (J = (Σx)²/(n·Σx²) over the flows; NaN for one flow or when nothing was received) and
@@ -248,6 +285,7 @@ def _base(run_dir: Path, p: dict, meta: dict) -> dict:
         "duration_s": _num(p.get("duration_s")), "rep": int(rep) if np.isfinite(rep) else -1,
         "backend": p.get("backend") or meta.get("backend"), "kernel": meta.get("kernel"),
         "queue_mechanism": meta.get("queue_mechanism"), "delay_mechanism": meta.get("delay_mechanism"),
+        "link_model": p.get("link_model") or meta.get("link_model") or "htb",
         "self_check_ok": bool(sc["ok"]) if sc is not None and sc.get("ok") is not None else None,
         "host_cpu_pressure_pct": _num(hl.get("cpu_pressure_some_pct")),
     }
@@ -274,11 +312,20 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
                 raise AnalysisError(f"{run_dir.name}: missing capture flow{k}-{side}.pcap")
             caps[side] = runmeta.read_capture(cp, buffers.pop(cp, None))
         m = flow_capture_metrics(caps["sender"], caps["receiver"], port, f"{run_dir.name} flow {k}")
+        lp = runmeta.capture_path(run_dir, f"flow{k}-first-link.pcap")
+        deq = np.zeros(0)
+        if lp is not None:
+            deq = delays_from_dequeue(runmeta.read_capture(lp, buffers.pop(lp, None)), caps["receiver"], port,
+                                      first_link_offset_ms(meta, k))
+        m["_deq"] = deq
+        m["delay_from_dequeue_mean_ms"] = float(deq.mean()) if deq.size else NAN
         m.update(ss_cwnd(_ss_file(run_dir, k), base["cc"], port))
         m["iperf3_received_bytes"] = iperf3_received_bytes(run_dir, k)
         m["flow"] = k
         per.append(m)
     run = run_level([m["received_bytes"] for m in per], [m["_owd"] for m in per])
+    deqs = [m["_deq"] for m in per if m["_deq"].size]
+    run["run_delay_from_dequeue_mean_ms"] = float(np.concatenate(deqs).mean()) if deqs else NAN
     rows = []
     for m in per:
         row = dict.fromkeys(COLUMNS, NAN)

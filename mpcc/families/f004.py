@@ -36,6 +36,11 @@ CCS = ("westwood", "westwood_e", "reno", "cubic", "bbr", "bic")   # what capture
 NUMERIC = {"error_rate": (0, 0.5, False), "bandwidth_mbit": (0.1, 1000, False), "duration_s": (1, 86400, True)}
 # the paper prints no run length; Table 1's largest cell (11479 packets of 592 B at 0.5 Mbit/s) needs >= 108.7 s
 DEFAULTS = {"duration_s": 120, "cc": ["westwood", "westwood_e"], "error_rate": 0.01}
+# how a link delays a packet (testbed/chain.sh): htb (the default; every recording before 2026-11-27) lets it go at
+# the start of its turn at the link rate and delivers it at once; store-and-forward adds its transmission time, as an
+# ns-2 link does (docs/ns2-004.md). A run of the default keeps the parameters and run id it always had.
+LINK_MODELS = ("htb", "store-and-forward")
+DEFAULT_LINK_MODEL = "htb"
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,7 @@ class Run:
     duration_s: int
     rep: int
     bandwidth_mbit: float | None = None
+    link_model: str = DEFAULT_LINK_MODEL
 
     family = FAMILY
 
@@ -61,13 +67,18 @@ class Run:
             parts.append(f"bw{num(self.bandwidth_mbit)}mbit")
         if self.duration_s != DEFAULTS["duration_s"]:
             parts.append(f"t{self.duration_s}s")
+        if self.link_model != DEFAULT_LINK_MODEL:
+            parts.append("sf")
         parts.append(f"rep{self.rep:02d}")
         return "__".join(parts)
 
     def params(self) -> dict:
-        return {"run_id": self.run_id, "family": FAMILY, "experiment": self.experiment, "topology": self.topology,
-                "cc": self.cc, "error_rate": self.error_rate, "bandwidth_mbit": self.bandwidth_mbit,
-                "duration_s": self.duration_s, "rep": self.rep}
+        out = {"run_id": self.run_id, "family": FAMILY, "experiment": self.experiment, "topology": self.topology,
+               "cc": self.cc, "error_rate": self.error_rate, "bandwidth_mbit": self.bandwidth_mbit,
+               "duration_s": self.duration_s, "rep": self.rep}
+        if self.link_model != DEFAULT_LINK_MODEL:
+            out["link_model"] = self.link_model
+        return out
 
     def args(self) -> list[str]:
         """Command-line flags for capture_tools/run_chain.sh (the runner adds --backend and --out)."""
@@ -75,21 +86,36 @@ class Run:
                "--duration-s", str(self.duration_s), "--error-rate", num(self.error_rate)]
         if self.bandwidth_mbit is not None:
             out += ["--bandwidth-mbit", num(self.bandwidth_mbit)]
+        if self.link_model != DEFAULT_LINK_MODEL:
+            out += ["--link-model", self.link_model]
         return out + ["--rep", str(self.rep)]
 
 
+def _link_models(value, where: str) -> list[str]:
+    vals = value if isinstance(value, list) else [value]
+    if not vals:
+        raise UserError(f"{where}: link_model is an empty list")
+    for v in vals:
+        if v not in LINK_MODELS:
+            raise UserError(f"{where}: link_model must be one of {', '.join(LINK_MODELS)}, got {v!r}")
+    return vals
+
+
 def check_defaults(defaults: dict, where: str) -> None:
-    unknown = set(defaults) - set(NUMERIC) - {"cc"}
+    unknown = set(defaults) - set(NUMERIC) - {"cc", "link_model"}
     if unknown:
         raise UserError(f"{where}: unknown default(s) {', '.join(sorted(unknown))}")
     if "bandwidth_mbit" in defaults:
         raise UserError(f"{where}: bandwidth_mbit belongs to the multihop_uniform experiment, not to defaults")
     for k, v in defaults.items():
-        factor_values(k, v, NUMERIC, CCS, f"{where}: defaults")
+        if k == "link_model":
+            _link_models(v, f"{where}: defaults")
+        else:
+            factor_values(k, v, NUMERIC, CCS, f"{where}: defaults")
 
 
 def expand(exp: dict, defaults: dict, reps: int, where: str) -> list[Run]:
-    name, e_reps = experiment_header(exp, EXPERIMENTS, set(NUMERIC) | {"cc"}, reps, where)
+    name, e_reps = experiment_header(exp, EXPERIMENTS, set(NUMERIC) | {"cc", "link_model"}, reps, where)
     merged = {**defaults, **{k: v for k, v in exp.items() if k not in ("experiment", "reps")}}
     if name in SWEEPS_BANDWIDTH:
         if "bandwidth_mbit" not in merged:
@@ -98,12 +124,13 @@ def expand(exp: dict, defaults: dict, reps: int, where: str) -> list[Run]:
         raise UserError(f"{where}: bandwidth_mbit belongs only to {', '.join(SWEEPS_BANDWIDTH)}")
     keys = ["cc", "error_rate", "duration_s"] + (["bandwidth_mbit"] if name in SWEEPS_BANDWIDTH else [])
     factors = [factor_values(k, merged[k], NUMERIC, CCS, where) for k in keys]
+    keys, factors = keys + ["link_model"], factors + [_link_models(merged.get("link_model", DEFAULT_LINK_MODEL), where)]
     runs = []
     for combo in itertools.product(*factors):
         v = dict(zip(keys, combo))
         for rep in range(1, e_reps + 1):
             runs.append(Run(experiment=name, cc=v["cc"], error_rate=v["error_rate"], duration_s=v["duration_s"],
-                            rep=rep, bandwidth_mbit=v.get("bandwidth_mbit")))
+                            rep=rep, bandwidth_mbit=v.get("bandwidth_mbit"), link_model=v["link_model"]))
     return runs
 
 

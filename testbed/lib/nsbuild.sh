@@ -81,7 +81,7 @@ do_down() { # kill the delay shims and everything running in the namespaces (the
     fi
     for sw in "$RUNSTATE"/shim-*.pid; do
         [[ -f "$sw" ]] || continue
-        kill "$(cat "$sw")" 2>/dev/null || true
+        while read -r p; do kill "$p" 2>/dev/null || true; done < "$sw"   # one pid a line
         rm -f "$sw"
     done
     for n in "${nodes[@]}"; do

@@ -33,6 +33,14 @@
 #                            with the fifo as its leaf (what Mininet's TCLink and Open vSwitch's linux-htb QoS use).
 #   With netem (DELAY_MECH=netem) the leaf is netem (delay + limit, in packets; a byte buffer becomes
 #   ceil(B/1514) packets because netem counts packets), as Mininet's TCLink does; with the shim it is the fifo.
+#   --tx-bytes A/B           (study 004's ns-2 links, with --rate-mbit) each packet's transmission time as well: an
+#                            ns-2 link delivers a packet after its last bit, size x 8 / rate after it started, where
+#                            htb lets it go at the start of its turn and the veth delivers it at once. Packets
+#                            arriving from the src side (side a: the data) are delayed by ONE_WAY_DELAY_MS + A x 8 /
+#                            rate, those from the dst side (the ACKs) by ONE_WAY_DELAY_MS + B x 8 / rate (A, B:
+#                            the IP packet sizes, bytes). With the shim: one shim per direction (NFQUEUE 0 for side
+#                            a, 1 for side b; PIDFILE holds both pids), each a constant delay, so each keeps its
+#                            direction's order; with netem: each interface's netem leaf its direction's delay.
 #   --leaf auto|netem|fifo|fq_codel   the leaf behind the rate limiter (studies 001/003; docs/qdisc-003.md):
 #                            auto (the default) as just described; netem needs DELAY_MECH=netem; fifo is the
 #                            pfifo/bfifo of the buffer; fq_codel is `fq_codel limit N` (packets only; fq_codel's
@@ -47,7 +55,7 @@ usage() {
 [[ $# -ge 8 ]] || usage
 if_src=$1 if_dst=$2 delay_ms=$3 loss_pct=$4 mech=$5 shim=$6 pidfile=$7 burst=$8
 shift 8
-rate_mbit=10 buf_kind=pkts buf=100 shaper=tbf extra=0 nbuf=0 qmodel="" leaf=auto
+rate_mbit=10 buf_kind=pkts buf=100 shaper=tbf extra=0 nbuf=0 qmodel="" leaf=auto tx_bytes=""
 while [[ $# -gt 0 ]]; do
     [[ $# -ge 2 ]] || usage
     case "$1" in
@@ -62,6 +70,7 @@ while [[ $# -gt 0 ]]; do
         --buffer-bytes) buf_kind=bytes buf=$2 nbuf=$((nbuf + 1)) ;;
         --shaper) shaper=$2 ;;
         --leaf) leaf=$2 ;;
+        --tx-bytes) tx_bytes=$2 ;;
         *) usage ;;
     esac
     extra=1
@@ -94,6 +103,17 @@ if [[ $extra == 1 ]]; then
         echo "error: --leaf $leaf with DELAY_MECH netem applies no delay in the switch: give ONE_WAY_DELAY_MS 0, got '$delay_ms'" >&2; exit 2
     fi
     if [[ $leaf == auto ]]; then leaf=fifo; [[ "$mech" == netem ]] && leaf=netem; fi
+fi
+# per direction: the one-way delay plus, with --tx-bytes A/B, each packet's transmission time (ms, 6 decimals)
+delay_a=$delay_ms delay_b=$delay_ms
+if [[ -n $tx_bytes ]]; then
+    [[ $extra == 1 ]] || { echo "error: --tx-bytes goes with --rate-mbit (a link of its own rate)" >&2; exit 2; }
+    [[ "$tx_bytes" =~ ^([1-9][0-9]{1,4})/([1-9][0-9]{1,4})$ ]] || {
+        echo "error: --tx-bytes must be A/B, two IP packet sizes in bytes (e.g. 592/52), got '$tx_bytes'" >&2; exit 2; }
+    [[ $leaf == netem || "$mech" == shim ]] || {
+        echo "error: --tx-bytes needs a delay of the switch's own (the shim, or the netem leaf)" >&2; exit 2; }
+    delay_a=$(awk -v d="$delay_ms" -v s="${BASH_REMATCH[1]}" -v r="$rate_mbit" 'BEGIN{printf "%.6f", d + s * 8 / (r * 1000)}')
+    delay_b=$(awk -v d="$delay_ms" -v s="${BASH_REMATCH[2]}" -v r="$rate_mbit" 'BEGIN{printf "%.6f", d + s * 8 / (r * 1000)}')
 fi
 sysctl -qw net.ipv4.ip_forward=1
 for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 > "$f"; done
@@ -134,18 +154,32 @@ for dev in "$if_src" "$if_dst"; do
         parent=1:1
     fi
     case "$leaf" in
-        netem) tc qdisc replace dev "$dev" parent "$parent" handle 10: netem delay "${delay_ms}ms" limit "$netem_limit" ;;
+        netem) d=$delay_a; [[ "$dev" == "$if_src" ]] && d=$delay_b   # egress towards dst carries side a's packets
+               tc qdisc replace dev "$dev" parent "$parent" handle 10: netem delay "${d}ms" limit "$netem_limit" ;;
         fq_codel) tc qdisc replace dev "$dev" parent "$parent" handle 10: fq_codel limit "$buf" ;;
         *) tc qdisc replace dev "$dev" parent "$parent" handle 10: "${fifo[@]}" ;;
     esac
 done
 iptables -w -F FORWARD
-if [[ -f "$pidfile" ]]; then kill "$(cat "$pidfile")" 2>/dev/null || true; rm -f "$pidfile"; fi
+if [[ -f "$pidfile" ]]; then   # one pid a line (two with --tx-bytes)
+    while read -r p; do kill "$p" 2>/dev/null || true; done < "$pidfile"
+    rm -f "$pidfile"
+fi
 if awk -v l="$loss_pct" 'BEGIN{exit !(l>0)}'; then
     prob=$(awk -v l="$loss_pct" 'BEGIN{printf "%.6f", l/100}')
     iptables -w -A FORWARD -i "$if_src" -m statistic --mode random --probability "$prob" -j DROP
 fi
-if [[ "$mech" == shim ]] && awk -v d="$delay_ms" 'BEGIN{exit !(d>0)}'; then
+if [[ "$mech" == shim && -n $tx_bytes ]]; then
+    # one shim per direction, each a constant delay: side a's packets (the data) through queue 0, side b's through 1
+    iptables -w -A FORWARD -i "$if_src" -j NFQUEUE --queue-num 0 --queue-bypass
+    iptables -w -A FORWARD -i "$if_dst" -j NFQUEUE --queue-num 1 --queue-bypass
+    : > "$pidfile"
+    for q in 0 1; do
+        d=$delay_a; (( q == 1 )) && d=$delay_b
+        "$shim" -q "$q" -d "$(awk -v d="$d" 'BEGIN{printf "%d", d * 1000 + 0.5}')" >/dev/null 2>>"${pidfile%.pid}.log" &
+        echo $! >> "$pidfile"
+    done
+elif [[ "$mech" == shim ]] && awk -v d="$delay_ms" 'BEGIN{exit !(d>0)}'; then
     iptables -w -A FORWARD -j NFQUEUE --queue-num 0 --queue-bypass
     usec=$(awk -v d="$delay_ms" 'BEGIN{printf "%d", d*1000}')
     shim_args=(-q 0 -d "$usec")
@@ -160,5 +194,5 @@ fi
 if [[ $extra == 0 ]]; then
     echo "switch ok: delay ${delay_ms} ms/direction via $mech, loss $loss_pct %, tbf burst $burst bytes, queue model $qmodel"
 else
-    echo "switch ok: delay ${delay_ms} ms/direction via $mech, loss $loss_pct %, $shaper rate ${rate_mbit} Mbit/s, buffer $buf $buf_kind, leaf $leaf"
+    echo "switch ok: delay ${delay_ms} ms/direction via $mech${tx_bytes:+ (with transmission: ${delay_a} ms from the src side, ${delay_b} ms from the dst side)}, loss $loss_pct %, $shaper rate ${rate_mbit} Mbit/s, buffer $buf $buf_kind, leaf $leaf"
 fi

@@ -292,7 +292,8 @@ if [[ $tcl_only == 0 ]]; then
     fi
 fi
 commit="$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || true)"
-dirty="$(git -C "$ROOT" status --porcelain -- testbed/ns2_004 testbed/families/004 2>/dev/null | head -c 2000 || true)"
+dirty="$(git -C "$ROOT" status --porcelain -- testbed/ns2_004 testbed/families/004 2>/dev/null || true)"
+dirty=${dirty:0:2000}
 jq -n --arg ns_flag "$ns_flag" --arg ns_tcl "$ns_tcl" --arg pkg "$pkg" --arg host "$(hostname)" \
     --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg cmd "$cmdline" --arg commit "$commit" --arg dirty "$dirty" \
     --arg kernel "$(uname -r)" --argjson runs "$n_done" --argjson tcl_only "$tcl_only" \
