@@ -281,6 +281,9 @@ def test_store_and_forward_links_add_each_packets_transmission_time(tmp_path):
     fw = subprocess.run([str(CHAIN), "exec", "l1", "--", "iptables", "-S", "FORWARD"], env=env, capture_output=True,
                         text=True, timeout=30).stdout
     assert "-i l1-n0 -j NFQUEUE --queue-num 0" in fw and "-i l1-n1 -j NFQUEUE --queue-num 1" in fw
+    qd = subprocess.run([str(CHAIN), "exec", "l1", "--", "tc", "-d", "qdisc", "show", "dev", "l1-n1"], env=env,
+                        capture_output=True, text=True, timeout=30).stdout
+    assert "overhead -14" in qd        # the rate counts IP bytes, as ns-2's: 592-byte packets every 9.472 ms
     assert subprocess.run([str(CHAIN), "down"], env=env, capture_output=True, timeout=60).returncode == 0
     d = tmp_path / "sf"
     r = subprocess.run([str(RUN), "--backend", "netns", "--out", str(d), "--family", "004", "--experiment",

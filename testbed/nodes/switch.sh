@@ -41,6 +41,9 @@
 #                            the IP packet sizes, bytes). With the shim: one shim per direction (NFQUEUE 0 for side
 #                            a, 1 for side b; PIDFILE holds both pids), each a constant delay, so each keeps its
 #                            direction's order; with netem: each interface's netem leaf its direction's delay.
+#                            The htb also counts a packet's IP bytes against the rate, as ns-2 does (a size table,
+#                            stab overhead -14, takes off the Ethernet header htb would count: 592-byte packets at
+#                            0.5 Mbit/s leave every 9.472 ms, not 9.696).
 #   --leaf auto|netem|fifo|fq_codel   the leaf behind the rate limiter (studies 001/003; docs/qdisc-003.md):
 #                            auto (the default) as just described; netem needs DELAY_MECH=netem; fifo is the
 #                            pfifo/bfifo of the buffer; fq_codel is `fq_codel limit N` (packets only; fq_codel's
@@ -146,7 +149,10 @@ for dev in "$if_src" "$if_dst"; do
         continue
     fi
     if [[ $shaper == htb ]]; then
-        tc qdisc replace dev "$dev" root handle 1: htb default 10
+        # ns-2's links (--tx-bytes) count a packet's IP bytes against the rate; htb counts the 14-byte Ethernet
+        # header too unless a size table takes it off (tc-stab(8): overhead may be negative)
+        stab=(); [[ -z $tx_bytes ]] || stab=(stab overhead -14)
+        tc qdisc replace dev "$dev" root handle 1: "${stab[@]}" htb default 10
         tc class replace dev "$dev" parent 1: classid 1:10 htb rate "${rate_mbit}mbit" ceil "${rate_mbit}mbit"
         parent=1:10
     else
