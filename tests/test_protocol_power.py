@@ -101,7 +101,7 @@ def test_other_verdicts_and_kinds_are_left_alone():
 
 
 @pytest.mark.parametrize("name, study, want", [("paper", "000", True), ("sample", "000", False),
-                                               ("study003", "003", True), ("study004-paper", "004", False)])
+                                               ("study003", "003", True), ("study004-paper-htb", "004", False)])
 def test_real_bundles(name, study, want):
     """data/paper is study 000's protocol in full (1,340 runs of 100 s, 10 repetitions): its undecided claims are
     underpowered, none too-few-runs; data/sample has 10 repetitions of 15-s runs and keeps too-few-runs."""
