@@ -313,7 +313,9 @@ plt.show()'''),
     ("code", scorecard("10")),
 ])
 
-SETUP_004 = SETUP.replace("({len(df)} path rows)", "({len(df)} flow rows)")
+SETUP_004 = SETUP.replace("({len(df)} path rows)", "({len(df)} flow rows)").replace(
+    "from analysis.claims.registry import evaluate\n",
+    "from analysis.claims import westwood\nfrom analysis.claims.registry import evaluate\n")
 
 notebook("11_study004_westwood.ipynb", "004", "../data/study004", [
     ("md", """# Study 004 — TCP Westwood+ vs Westwood+e over chain topologies
@@ -325,8 +327,10 @@ chain with uniform links swept 1–10 Mbit/s at error rate 0.01 (Table 3), and a
 and a 20-packet buffer (Table 4); packet error rate 0.01–0.10. Ours: real Linux TCP in network namespaces, both CCs as
 BPF struct_ops (`testbed/cc`), the topologies and every unprinted choice in `testbed/families/004/*.json` and
 `docs/families.md` ("Study 004"). Received bytes: IP bytes of data packets reaching the receiver for the first time
-(ns-2 counts whole packets); delay: mean one-way delay of data packets, sender capture to receiver capture (ms; the
-paper prints seconds); cwnd from `ss` on the sender (packets). The paper's run length is not printed, so absolute
+(ns-2 counts whole packets); delay: mean one-way delay of every data packet of the run (both flows of the
+bottleneck), from where it leaves its first link's queue to the receiver when the runs captured that (the paper's
+definition, ns-2's: `docs/ns2-004.md`), else from the sender's capture (ms; the paper prints seconds); cwnd from `ss`
+on the sender (packets). The paper's run length is not printed, so absolute
 received bytes are compared only as Westwood+e's gain over Westwood+ (%)."""),
     ("code", params("../data/study004"), "parameters"),
     ("code", SETUP_004, "hide-input"),
@@ -334,13 +338,17 @@ received bytes are compared only as Westwood+e's gain over Westwood+ (%)."""),
     ("code", '''TABLES = {"client_server": ("1", "error_rate"), "multihop_varied": ("2", "error_rate"),
           "multihop_uniform": ("3", "bandwidth_mbit"), "bottleneck": ("4", "error_rate")}
 runs1 = df.drop_duplicates("run_id")        # run-level columns (total_received_bytes) repeat on each flow row
+# the claims' delay (analysis.claims.westwood.run_table): from the first link's queue when every run has it
+DELAY = "run_delay_from_dequeue_mean_ms" if westwood.delays_from_dequeue(df) else "run_delay_mean_ms"
+print("delay:", "from each packet's dequeue at its first link (the paper's definition)" if DELAY.startswith("run_delay_from")
+      else "from the sender's capture (these runs have no first-link capture)")
 rows = []
 for exp, (tab, level) in TABLES.items():
     paper = pd.read_csv(reference.REFERENCE_DIR / "004" / f"table{tab}.csv")
     ours = runs1[runs1["experiment"] == exp]
     for lv, g in ours.groupby(level):
         m = g.groupby("cc")["total_received_bytes"].mean()
-        d = g.groupby("cc")["delay_mean_ms"].mean()
+        d = g.groupby("cc")[DELAY].mean()
         p = paper[paper[level].round(6) == round(float(lv), 6)]
         pv = p.set_index(["cc", "metric"])["value"]
         def _p(cc, metric):
@@ -360,7 +368,7 @@ for i, (exp, (tab, level)) in enumerate(TABLES.items()):
     sub = df.drop_duplicates("run_id")
     sub = sub[sub["experiment"] == exp]
     paper = pd.read_csv(reference.REFERENCE_DIR / "004" / f"table{tab}.csv")
-    dly = mean_ci(sub, ["cc", level], "delay_mean_ms", alpha=alpha, n_boot=n_boot)
+    dly = mean_ci(sub, ["cc", level], DELAY, alpha=alpha, n_boot=n_boot)
     pd_ = paper[paper["metric"] == "delay_ms"].assign(delay_ms=lambda t: 1000 * t["value"])
     xl = "error rate" if level == "error_rate" else "link rate (Mbit/s)"
     line_ci(dly, level, hue="cc", ax=axes[0, i], paper=pd_, paper_y="delay_ms", xlabel=xl,
