@@ -43,7 +43,10 @@
 #                            direction's order; with netem: each interface's netem leaf its direction's delay.
 #                            The htb also counts a packet's IP bytes against the rate, as ns-2 does (a size table,
 #                            stab overhead -14, takes off the Ethernet header htb would count: 592-byte packets at
-#                            0.5 Mbit/s leave every 9.472 ms, not 9.696).
+#                            0.5 Mbit/s leave every 9.472 ms, not 9.696), lets one packet go at a time (each class's
+#                            burst and cburst one packet of its direction, A or B bytes, not tc's 1600), and the
+#                            pfifo holds --buffer-pkts - 1 (ns-2's DropTail limit counts the packet on the wire).
+#                            docs/ns2-004.md section 11 measured each against ns-2.
 #   --leaf auto|netem|fifo|fq_codel   the leaf behind the rate limiter (studies 001/003; docs/qdisc-003.md):
 #                            auto (the default) as just described; netem needs DELAY_MECH=netem; fifo is the
 #                            pfifo/bfifo of the buffer; fq_codel is `fq_codel limit N` (packets only; fq_codel's
@@ -124,6 +127,8 @@ for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 > "$f"; done
 for f in /proc/sys/net/ipv4/conf/*/proxy_arp; do echo 1 > "$f"; done
 fifo=(pfifo limit "$buf") netem_limit=$buf
 if [[ $buf_kind == bytes ]]; then fifo=(bfifo limit "$buf"); netem_limit=$(( (buf + 1513) / 1514 )); fi
+# ns-2's DropTail queue-limit N counts the packet on the wire: N - 1 wait (docs/ns2-004.md section 11, measured)
+if [[ -n $tx_bytes && $buf_kind == pkts ]]; then fifo=(pfifo limit "$(( buf > 1 ? buf - 1 : 1 ))"); fi
 for dev in "$if_src" "$if_dst"; do
     ethtool -K "$dev" tso off gso off gro off 2>/dev/null || true
     tc qdisc del dev "$dev" root 2>/dev/null || true
@@ -153,7 +158,15 @@ for dev in "$if_src" "$if_dst"; do
         # header too unless a size table takes it off (tc-stab(8): overhead may be negative)
         stab=(); [[ -z $tx_bytes ]] || stab=(stab overhead -14)
         tc qdisc replace dev "$dev" root handle 1: "${stab[@]}" htb default 10
-        tc class replace dev "$dev" parent 1: classid 1:10 htb rate "${rate_mbit}mbit" ceil "${rate_mbit}mbit"
+        # ns-2's links send one packet at a time: with --tx-bytes each class's burst is one packet of its
+        # direction (side a's packets leave through if_dst), not tc's default 1600 B (~2.5 packets at once)
+        bursts=()
+        if [[ -n $tx_bytes ]]; then
+            b=${tx_bytes%/*}; [[ "$dev" == "$if_src" ]] && b=${tx_bytes#*/}
+            bursts=(burst "$b" cburst "$b")
+        fi
+        tc class replace dev "$dev" parent 1: classid 1:10 htb rate "${rate_mbit}mbit" ceil "${rate_mbit}mbit" \
+            "${bursts[@]}"
         parent=1:10
     else
         tc qdisc replace dev "$dev" root handle 1: tbf rate "${rate_mbit}mbit" burst "$burst" limit 151400
