@@ -215,7 +215,7 @@ do_up() {
         echo "$TOPO" > "$RUNSTATE/topology"
     fi
     mkdir -p "$RUNSTATE"
-    local mech name ns a ia ib rate delay buf nerr loss
+    local mech name ns a ia ib rate delay buf nerr txa txb loss
     if jq -e 'any(.links[]; .delay_ms > 0)' "$TOPO" >/dev/null; then
         mech=$(delay_mechanism_in "$(ns_of "$(jq -r '.links[0].ns' "$TOPO")")")
     else
@@ -223,11 +223,11 @@ do_up() {
     fi
     if [[ $mech == shim ]]; then nsb_ensure_shim; fi
     params_json "$mech" > "$RUNSTATE/params.json"
-    while IFS=$'\t' read -r name ns a ia ib rate delay buf nerr; do
+    while IFS=$'\t' read -r name ns a ia ib rate delay buf nerr txa txb; do
         loss=0
         (( nerr == 0 )) || loss=$(awk -v p="$ERROR_RATE" 'BEGIN{printf "%.7g", 100 * p}')
         sf_args=()
-        if (( STORE_FORWARD )); then sf_args=(--tx-bytes "$(jq -r '.mtu // 1500' "$TOPO")/$ACK_BYTES"); fi
+        if (( STORE_FORWARD )); then sf_args=(--tx-bytes "$txa/$txb"); fi   # params_json's tx_bytes_a/b
         ip netns exec "$(ns_of "$ns")" bash "$HERE/nodes/switch.sh" "$ia" "$ib" "$delay" "$loss" "$mech" "$NSB_SHIM" \
             "$RUNSTATE/shim-$ns.pid" 3028 --rate-mbit "$rate" --buffer-pkts "$buf" --shaper htb "${sf_args[@]}" >&2
         # count every packet arriving from side a (before the error model's drop rule): observed loss = drops / arrivals
@@ -238,7 +238,7 @@ do_up() {
             wait_shim "$(ns_of "$ns")" 0
         fi
         log "up: $name ($a side $ia) ${rate} Mbit/s ${delay} ms ${buf} pkts loss ${loss} %"
-    done < <(jq -r '.links[] | [.name, .ns, .a, .if_a, .if_b, .rate_mbit, .delay_ms, .buffer_pkts, (.error_rate > 0 | if . then 1 else 0 end)] | @tsv' \
+    done < <(jq -r '.links[] | [.name, .ns, .a, .if_a, .if_b, .rate_mbit, .delay_ms, .buffer_pkts, (.error_rate > 0 | if . then 1 else 0 end), (.tx_bytes_a // "-"), (.tx_bytes_b // "-")] | @tsv' \
                 "$RUNSTATE/params.json")
     log "up: error rate $ERROR_RATE${BANDWIDTH:+, bandwidth $BANDWIDTH Mbit/s}; delay via $mech"
     cat "$RUNSTATE/params.json"

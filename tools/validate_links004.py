@@ -77,7 +77,7 @@ import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from analysis.ns2_004 import parse_trace  # noqa: E402
+from analysis.ns2_004 import noqueue_delay_s, parse_trace  # noqa: E402
 
 FAMILY_DIR = REPO / "testbed" / "families" / "004"
 CHAIN = REPO / "testbed" / "chain.sh"
@@ -133,8 +133,8 @@ def iperf3_bitrate(ip_rate_bps: float, payload: int = UDP_PAYLOAD, ip_bytes: int
 
 
 def noqueue_delay_ms(links: list[dict], size: int = PKT_BYTES) -> float:
-    """A lone packet's one-way delay: Σ (delay + size·8 / rate), ms."""
-    return float(sum(lk["delay_ms"] + size * 8 / (lk["rate_mbit"] * 1000.0) for lk in links))
+    """A lone packet's one-way delay: Σ (delay + size·8 / rate), ms (``analysis.ns2_004.noqueue_delay_s``)."""
+    return 1000.0 * noqueue_delay_s(links, size)
 
 
 def parse_cells(spec: str, what: str) -> list[tuple[str, int]]:

@@ -100,7 +100,7 @@ def mark_underpowered(rows: list[dict], ctx: core.Ctx, study: str) -> list[dict]
     would need). Other rows are left as they are. Returns ``rows``."""
     reps, source = PROTOCOL_REPS[study]
     have = _min_reps(ctx)
-    if not full(ctx, study):
+    if have < reps or short_runs(ctx.df, study):      # what full() says, the repetitions counted once
         return rows
     for r in rows:
         if not undecided_by_interval(r):

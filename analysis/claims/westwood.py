@@ -5,8 +5,8 @@ verdict rules of ``analysis.claims.core`` (reproduced / not reproduced / inconcl
 Per run (the replicate): ``received`` = total_received_bytes (bytes over all the run's flows), ``delay`` =
 run_delay_from_dequeue_mean_ms (from each data packet's dequeue at its first link to the receiver, ns-2's and so the
 paper's definition: docs/ns2-004.md) when every run has it, else run_delay_mean_ms (from the sender's capture, which
-includes the first link's queue), mean over every received data packet of the run, ms; ``cwnd_max`` = the largest of the
-flows' cwnd_max_pkts, ``cwnd_mean`` = the mean of the flows' cwnd_mean_pkts (packets), ``jain`` = jain_index.
+includes the first link's queue), mean over every received data packet of the run, ms; ``cwnd_max`` = the largest of
+the flows' cwnd_max_pkts, ``cwnd_mean`` = the mean of the flows' cwnd_mean_pkts (packets), ``jain`` = jain_index.
 The paper's rows are the levels of ``error_rate`` (Tables 1, 2, 4) or ``bandwidth_mbit`` (Table 3, error_rate 0.01);
 m(l, cc) is the mean over the repetitions at level l. Reference delays are printed in seconds: multiplied by 1000
 here (our columns are ms).

@@ -171,7 +171,8 @@ def delay_stats(owd_ms: np.ndarray) -> dict:
 
 def flow_capture_metrics(sender: pd.DataFrame, receiver: pd.DataFrame, port: int, where: str) -> dict:
     """Capture metrics of one flow from its sender and receiver captures (per-packet tables, ``analysis.ingest``
-    schema, one clock). Key ``_owd`` holds the one-way delays (ms) for the run-level delay."""
+    schema, one clock). Key ``_owd`` holds the one-way delays (ms) for the run-level delay; ``_ref`` the data
+    connection and ``_recv`` its packets in the receiver capture (:func:`delays_from_dequeue` reads them)."""
     from analysis.families.dualpath import _retransmissions, _same_direction, one_way_delays
     from analysis.flows import split_flows
     from analysis.metrics.loss import loss_pct
@@ -188,7 +189,7 @@ def flow_capture_metrics(sender: pd.DataFrame, receiver: pd.DataFrame, port: int
     sent = _same_direction(sender, ref)
     recv = _same_direction(receiver, ref) if f_rcv is not None else receiver.iloc[0:0]
     owd, n_sent, n_lost = one_way_delays(sent, recv)
-    out = {"_owd": owd, "sent_pkts": n_sent, "loss_pct": loss_pct(n_sent, n_sent - n_lost) if n_sent else NAN,
+    out = {"_owd": owd, "_ref": ref, "_recv": recv, "sent_pkts": n_sent, "loss_pct": loss_pct(n_sent, n_sent - n_lost) if n_sent else NAN,
            "retransmissions": _retransmissions(f_snd.data) if f_snd.src == ref.src else NAN}
     out.update(delay_stats(owd))
     if f_rcv is None:
@@ -244,32 +245,37 @@ def first_link_offset_ms(meta: dict, k: int) -> float:
     return _num(link.get("delay_ms")) + (_num(link.get("tx_ms_a")) if link.get("tx_ms_a") is not None else 0.0)
 
 
-def delays_from_dequeue(link: pd.DataFrame, receiver: pd.DataFrame, port: int, offset_ms: float) -> np.ndarray:
-    """One-way delays (ms) from the first link's queue to the receiver, ``offset_ms`` added (``first_link_offset_ms``),
-    of the data connection to ``port`` seen in both captures; empty when either lacks it."""
+def delays_from_dequeue(link: pd.DataFrame, m: dict, offset_ms: float) -> np.ndarray:
+    """One-way delays (ms) from the first link's queue (its capture ``link``) to the receiver, ``offset_ms`` added
+    (``first_link_offset_ms``), of the data connection :func:`flow_capture_metrics` found (``m``'s ``_ref`` and its
+    receiver packets ``_recv``); empty when the receiver saw none."""
     from analysis.families.dualpath import _same_direction, one_way_delays
-    from analysis.flows import split_flows
 
-    f_rcv = data_connection(split_flows(receiver), port)
-    if f_rcv is None or not np.isfinite(offset_ms):
+    if not len(m["_recv"]) or not np.isfinite(offset_ms):
         return np.zeros(0)
-    owd, _, _ = one_way_delays(_same_direction(link, f_rcv), _same_direction(receiver, f_rcv))
+    owd, _, _ = one_way_delays(_same_direction(link, m["_ref"]), m["_recv"])
     return owd + offset_ms
 
 
-def run_level(received: list, owds: list) -> dict:
+def _pooled_mean(arrays: list) -> float:
+    """The mean of every value of ``arrays`` (ms arrays of the run's flows) together; NaN when there is none."""
+    allv = np.concatenate([np.asarray(a, float) for a in arrays]) if arrays else np.zeros(0)
+    return float(allv.mean()) if allv.size else NAN
+
+
+def run_level(received: list, owds: list, deqs: list = ()) -> dict:
     """Run-level values from the flows' received_bytes (bytes) and one-way delays (ms arrays): total_received_bytes,
-    jain_index (J = (Σx)²/(n·Σx²) over the flows; NaN for one flow or when nothing was received) and
-    run_delay_mean_ms (mean over all the flows' delays)."""
+    jain_index (J = (Σx)²/(n·Σx²) over the flows; NaN for one flow or when nothing was received),
+    run_delay_mean_ms (mean over all the flows' delays) and run_delay_from_dequeue_mean_ms (the same over ``deqs``,
+    the flows' delays from their first link's queue)."""
     from analysis.metrics.fairness import jain_index
 
     x = np.asarray(received, dtype=float)
     j = NAN
     if x.size >= 2 and np.all(np.isfinite(x)) and x.sum() > 0:
         j = jain_index(x)
-    allo = np.concatenate([np.asarray(o, float) for o in owds]) if owds else np.zeros(0)
     return {"total_received_bytes": float(x.sum()) if x.size else NAN, "jain_index": j,
-            "run_delay_mean_ms": float(allo.mean()) if allo.size else NAN}
+            "run_delay_mean_ms": _pooled_mean(list(owds)), "run_delay_from_dequeue_mean_ms": _pooled_mean(list(deqs))}
 
 
 # ------------------------------------------------------------------------------------------------ one run
@@ -315,7 +321,7 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
         lp = runmeta.capture_path(run_dir, f"flow{k}-first-link.pcap")
         deq = np.zeros(0)
         if lp is not None:
-            deq = delays_from_dequeue(runmeta.read_capture(lp, buffers.pop(lp, None)), caps["receiver"], port,
+            deq = delays_from_dequeue(runmeta.read_capture(lp, buffers.pop(lp, None)), m,
                                       first_link_offset_ms(meta, k))
         m["_deq"] = deq
         m["delay_from_dequeue_mean_ms"] = float(deq.mean()) if deq.size else NAN
@@ -323,9 +329,7 @@ def analyze_run(run_dir, *, buffers: dict | None = None) -> pd.DataFrame:
         m["iperf3_received_bytes"] = iperf3_received_bytes(run_dir, k)
         m["flow"] = k
         per.append(m)
-    run = run_level([m["received_bytes"] for m in per], [m["_owd"] for m in per])
-    deqs = [m["_deq"] for m in per if m["_deq"].size]
-    run["run_delay_from_dequeue_mean_ms"] = float(np.concatenate(deqs).mean()) if deqs else NAN
+    run = run_level([m["received_bytes"] for m in per], [m["_owd"] for m in per], [m["_deq"] for m in per])
     rows = []
     for m in per:
         row = dict.fromkeys(COLUMNS, NAN)

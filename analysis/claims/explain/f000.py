@@ -90,11 +90,12 @@ def _datagram(ctx) -> str:
         return ""
     if lens == [None]:
         return ("Our UDP runs sent iperf3's default datagram (one MSS, 1448 bytes here, one packet each), not the "
-                "8192 bytes that the paper's iperf3 most likely sent by default (an inference: it names no version, and "
-                "its Ubuntu Server 16.04, section 2.1, predates iperf3 3.1.5).")
+                "8192 bytes that the paper's iperf3 most likely sent by default (an inference: it names no version, "
+                "and its Ubuntu Server 16.04, section 2.1, predates iperf3 3.1.5).")
     if len(lens) == 1:
-        return (f"Our UDP runs sent {lens[0]}-byte datagrams (iperf3 -l; the paper's, most likely older than 3.1.5, sent 8192 by default), "
-                "fragmented over the round robin; UDP goodput counts the datagrams that arrived whole.")
+        return (f"Our UDP runs sent {lens[0]}-byte datagrams (iperf3 -l; the paper's, most likely older than 3.1.5, "
+                "sent 8192 by default), fragmented over the round robin; UDP goodput counts the datagrams that arrived "
+                "whole.")
     return "This dataset's UDP runs mix datagram sizes " + ", ".join("default" if x is None else f"{x} B" for x in lens) + "."
 
 
@@ -358,9 +359,7 @@ def _udp(r, ctx):
             "over round-robin paths, whole datagrams would then survive with probability (1 - p)^6, about 2 %: "
             "fragmentation alone cannot give both of the paper's numbers. Two candidates: the UDP datagram size "
             "(the paper names no iperf3 version; its Ubuntu Server 16.04, section 2.1, predates 3.1.5, before which "
-            "iperf3 sent 8192-byte "
-            "datagrams; since 3.1.5 it sends one MSS: "
-            "docs/netem-semantics.md) and whether the paper's UDP figure is sender- or receiver-side (not measured). "
+            "iperf3 sent 8192-byte datagrams; since 3.1.5 it sends one MSS: docs/netem-semantics.md) and whether the paper's UDP figure is sender- or receiver-side (not measured). "
             + (f"{dg} " if (dg := _datagram(ctx)) else ""))
     sid = r["claim_id"].split("-", 1)[0]
     kind, more, ev = _ablation(r, ctx, sid, cc or None, undecided=", with 8192-byte datagrams and each queue model,")

@@ -25,6 +25,7 @@ region, the levels used and the paper's levels missing) comes from ``analysis.cl
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -252,6 +253,7 @@ NS2_DIR = Path(__file__).resolve().parents[3] / "data" / "ns2-004"   # the ns-2 
 NS2_DOC = "docs/ns2-004.md"
 
 
+@lru_cache(maxsize=None)      # the committed replication, read once per process (every delay row asks)
 def ns2_delays(topology: str) -> dict:
     """The ns-2 replication's mean delays (ms) of ``topology`` per level (error rate; Table 3: link rate) and per set
     (``window20``, ``window10000``): ``{set: {level: (from dequeue, from enqueue)}}`` of Westwood+'s data packets
