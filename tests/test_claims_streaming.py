@@ -338,7 +338,10 @@ def test_every_verdict_but_reproduced_has_a_specific_explanation():
     assert "sample SD" in x.loc["002-S01", "explanation_text"]
     # the unfilled link: no loss for either cc, the experiment named
     assert x.loc["002-S12", "explanation_kind"] == "open" and "0 of 101610" in x.loc["002-S12", "explanation_text"]
-    assert "VLC replication" in x.loc["002-S12", "explanation_text"]
+    # ... and the VLC replication (data/vlc002): the paper's CUBIC arm was RTP over UDP, which lost nothing either
+    t12 = x.loc["002-S12", "explanation_text"]
+    assert "RTP over UDP" in t12 and "461 Unsupported transport" in t12 and "data/vlc002" in t12
+    assert x.loc["002-S12", "explanation_evidence"]["vlc_runs_per_arm"] == 3
     assert "PCC-Kernel's vivace module" in x.loc["002-S17", "explanation_text"]
     assert "docs/pcc-vivace.md" in x.loc["002-S17", "explanation_text"]
     # too few runs: the repetitions a decision would need

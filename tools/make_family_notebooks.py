@@ -453,6 +453,20 @@ plt.show()'''),
     ("md", """The paper's 10000 kbit/s cells (TCP, client 1, tests 2–4) lift its TCP averages with background; a client of a
 3.6 Mbit/s video cannot receive 10 Mbit/s on average unless something else is counted. Our throughput per client is
 bounded by the video's bitrate; comparisons of absolute throughput are meaningful per client only."""),
+    ("md", """## The paper's own server: the VLC replication (`docs/vlc002.md`, `data/vlc002`)
+The paper streamed with VLC: CUBIC over RTSP, PCC over HTTP (its Table 2). VLC's RTSP server sends media only as RTP
+over UDP (its source: "interleaved" is not implemented), so the paper's CUBIC arm was a UDP stream. The replication
+serves one 1080p video with VLC 3.0 on this testbed at tests 1–4, each cc as the paper streamed it, and CUBIC over
+HTTP as a control; "inter_packet_ms" is the mean time between the stream's packets at the client, the paper's likely
+"delay". Loss intervals are exact (Clopper-Pearson) over the pooled packets."""),
+    ("code", '''from analysis import vlc002
+rep = vlc002.load()
+if rep is None:
+    print("the VLC replication (data/vlc002) is not in this repository")
+else:
+    side_vlc = vlc002.beside_paper(vlc002.summary(rep))
+    save_table(side_vlc, output_dir, "12_vlc_replication")
+    display(readable(side_vlc))'''),
     ("md", "## What a viewer sees: start-up delay and playback stalls"),
     ("code", '''pb = (df.groupby(["experiment", "cc"])
       .agg(client_streams=("run_id", "size"), startup_delay_mean_s=("startup_delay_s", "mean"),

@@ -21,6 +21,7 @@ apt_pkgs=(iperf3 tcpdump tshark nftables iptables ethtool iproute2 iputils-ping 
           python3-venv                     # the Makefile's .venv (Debian's python3 is externally managed)
           mptcpize                         # MPTCP for iperf3 (studies 001 and 003)
           ffmpeg curl d-itg                # study 002: video servers and clients, UDP background (D-ITG)
+          vlc-bin vlc-plugin-base          # study 002's VLC replication (testbed/vlc002): the paper's server
           chromium-headless-shell          # the report opened in a real browser (tests/test_report_browser.py)
           ns2)                             # study 004's simulator family: the ns-2 replication (testbed/ns2_004)
 if [[ $vm == 1 ]]; then
