@@ -239,3 +239,21 @@ def test_a_restored_incomplete_run_recorded_again_counts_as_what_it_is_now(tmp_p
                          "status": ["complete", "incomplete", "incomplete"]})
     cmeta = bundle._campaign_json(tmp_path)
     assert bundle._incomplete_runs(cmeta, runs) == (["b__rep01", "c__rep01", "d__rep01"], ["c__rep01"])
+
+
+def test_stage_captures_recompresses_a_queue_xz(tmp_path):
+    """The recording queue xz's a finished run's captures quickly (xz -1, tools/record_queue.sh compress_raw); the
+    bundle stages them again at preset 9 from their decompressed bytes (they were shipped at preset 1 before, too
+    large for the budget: study 002's paper bundle of 2026-11-28 lost its one captured configuration that way)."""
+    import lzma
+    import json as _json
+    run = tmp_path / "camp" / "runs" / "test1__cubic__rep01"
+    run.mkdir(parents=True)
+    (run / "params.json").write_text(_json.dumps({"family": "002"}))
+    data = (b"\xd4\xc3\xb2\xa1" + bytes(range(256)) * 64) * 400            # compressible, about 6.5 MB
+    (run / "client1.pcap.xz").write_bytes(lzma.compress(data, format=lzma.FORMAT_XZ, preset=1))
+    stage = tmp_path / "stage"
+    bundle._stage_captures(tmp_path / "camp", [run.name], stage, jobs=1)
+    staged = stage / run.name / "client1.pcap.xz"
+    assert lzma.decompress(staged.read_bytes()) == data
+    assert staged.stat().st_size <= (run / "client1.pcap.xz").stat().st_size

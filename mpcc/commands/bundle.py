@@ -93,10 +93,14 @@ def add_arguments(p):
 # ----------------------------------------------------------------------------------------------- helpers
 
 def _xz_to(src: Path, dst: Path) -> int:
-    """xz ``src`` to ``dst`` (preset 9: a 64 MB dictionary spans iperf3's repeated send buffer); returns the size."""
+    """xz ``src`` to ``dst`` (preset 9: a 64 MB dictionary spans iperf3's repeated send buffer); returns the size.
+    A compressed ``src`` (.xz or .gz, e.g. the recording queue's quick xz -1 of a finished run's captures) is
+    decompressed first, so the bundle always ships preset 9."""
     import lzma
+
+    from analysis.ingest.compressed import open_decompressed
     dst.parent.mkdir(parents=True, exist_ok=True)
-    with open(src, "rb") as fin, lzma.open(dst, "wb", format=lzma.FORMAT_XZ, preset=9) as xz:
+    with open_decompressed(src) as fin, lzma.open(dst, "wb", format=lzma.FORMAT_XZ, preset=9) as xz:
         shutil.copyfileobj(fin, xz, 1 << 20)
     return dst.stat().st_size
 
@@ -332,11 +336,12 @@ def _stage_captures(camp: Path, run_ids: list[str], stage: Path, jobs: int, deri
     from concurrent.futures import ThreadPoolExecutor
 
     from analysis.dataset import run_cache_dir
+    from analysis.runmeta import capture_path
     work = []
     for rid in run_ids:
         for name in _captures(camp / "runs" / rid):
-            src = camp / "runs" / rid / name
-            if not src.is_file():
+            src = capture_path(camp / "runs" / rid, name)    # plain, or compressed by the recording queue
+            if src is None:
                 continue
             dst = stage / rid / f"{name}.xz"
             if previous is not None and (previous / "runs" / rid / f"{name}.xz").is_file():
