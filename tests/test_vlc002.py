@@ -133,7 +133,7 @@ def test_summary_pools_counts():
 
 
 @pytest.mark.parametrize("args,msg", [
-    (["--experiment", "test5", "--stream", "rtsp", "--cc", "cubic", "--duration-s", "10"], "--experiment"),
+    (["--experiment", "test6", "--stream", "rtsp", "--cc", "cubic", "--duration-s", "10"], "--experiment"),
     (["--experiment", "test1", "--stream", "rtp", "--cc", "cubic", "--duration-s", "10"], "--stream"),
     (["--experiment", "test1", "--stream", "rtsp", "--cc", "bbr", "--duration-s", "10"], "--cc"),
     (["--experiment", "test1", "--stream", "rtsp", "--cc", "cubic", "--duration-s", "4"], "--duration-s"),

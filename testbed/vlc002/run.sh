@@ -10,11 +10,11 @@
 # ffmpeg's RTSP and HTTP clients (Debian 12's VLC has no RTSP client: its live555 module is not packaged), copying the
 # streams to nothing (no decoding).
 #
-# usage: run.sh --out RUN_DIR --experiment test1|test2|test3|test4 --stream rtsp|http --cc C --duration-s S [--rep N]
+# usage: run.sh --out RUN_DIR --experiment test1|...|test5 --stream rtsp|http --cc C --duration-s S [--rep N]
 #   C: the server's congestion control, cubic or pcc_vivace (the kernel's, else the BPF port of testbed/cc); over
 #      rtsp it governs only the RTSP control connection (the media is UDP).
-#   S: seconds each client receives (ffmpeg -t S), 5..600. Background: test1 none, test2/3/4 8/16/24 Mbit/s at the
-#      IP layer (1500-byte IP packets), for S + 4 s.
+#   S: seconds each client receives (ffmpeg -t S), 5..600. Background: test1 none, test2/3/4/5 8/16/24/90 Mbit/s at
+#      the IP layer (1500-byte IP packets; the paper's fractions of its link), for S + 4 s.
 # Output: server.pcap (the server's interface), clientK.pcap (client K's interface), K = 1..3, tcpdump -s 128;
 # clientK.log (ffmpeg), vlc.log, background/iperf3-*.json, meta.json; COMPLETE last. Exit 0 = COMPLETE, 3 = SKIPPED
 # (cc not available), other = failed. Never overwrites a finished run directory.
@@ -32,9 +32,9 @@ source "$CT/capture_lib.sh"       # start_capture, stop_run_processes, acquire_c
 
 out="" experiment="" stream="" cc="" duration_s="" rep=1
 parse_long_options "--out=out --experiment=experiment --stream=stream --cc=cc --duration-s=duration_s --rep=rep" "$@"
-declare -A BG=([test1]=0 [test2]=8 [test3]=16 [test4]=24)
+declare -A BG=([test1]=0 [test2]=8 [test3]=16 [test4]=24 [test5]=90)
 [[ -n "$out" ]] || die "--out is required"
-[[ "$experiment" =~ ^test[1-4]$ ]] || die "--experiment must be one of test1 test2 test3 test4, got '$experiment'"
+[[ "$experiment" =~ ^test[1-5]$ ]] || die "--experiment must be one of test1 test2 test3 test4 test5, got '$experiment'"
 [[ "$stream" =~ ^(rtsp|http)$ ]] || die "--stream must be rtsp or http, got '$stream'"
 [[ "$cc" =~ ^(cubic|pcc_vivace)$ ]] || die "--cc must be cubic or pcc_vivace, got '$cc'"
 if ! [[ "$duration_s" =~ ^[1-9][0-9]{0,2}$ ]] || ((duration_s < 5 || duration_s > 600)); then
