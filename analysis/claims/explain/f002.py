@@ -22,7 +22,9 @@ the paper's Tables 4-9; never a claim id. The first rule that applies explains t
    inter-packet time, judged as in 2.
 4. a delay rise over test 1 at every background test: open (:data:`EXP_SWEEP`).
 5. inconclusive: too-few-runs, with the repetitions a decision would need at the spread measured.
-6. anything else: open (:data:`EXP_MODULE`).
+6. anything else: open (:data:`EXP_MODULE`). A test-5 statement (here and in the saturated-link rule) also says that
+   the paper streamed both ccs over RTSP at test 5, i.e. RTP over UDP, with the replication's test-5 runs, and names
+   :data:`EXP_VLC5` (:func:`_test5_rtsp`).
 
 "not run" rows are left to ``analysis.claims.explain.generic`` (it quotes the SKIPPED reason).
 """
