@@ -38,6 +38,7 @@ import json
 import re
 import socket
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 import dpkt
@@ -156,6 +157,7 @@ def queue_drops(meta: dict) -> float:
     return float(b - a) if a is not None and b is not None else NAN
 
 
+@lru_cache(maxsize=1)         # the topology file, read once per process (every run asks)
 def _client_addrs() -> dict:
     topo = json.loads((Path(__file__).resolve().parents[1] / "testbed/families/002/topology.json").read_text())
     return {int(s["stream"]): s["client_addr"] for s in topo["streams"]}
@@ -355,7 +357,8 @@ def beside_paper(summ: pd.DataFrame, reference_dir=None) -> pd.DataFrame:
                      "throughput_lo": r.throughput_kbps_lo, "throughput_hi": r.throughput_kbps_hi,
                      "paper_delay_ms": pv("delay_ms"), "inter_packet_ms": r.ipt_ms, "inter_packet_lo": r.ipt_ms_lo,
                      "inter_packet_hi": r.ipt_ms_hi, "one_way_delay_ms": r.delay_mean_ms,
-                     "paper_loss_pct": pv("packet_loss_pct"), "lost_pkts": int(r.lost_pkts), "sent_pkts": int(r.sent_pkts),
+                     "paper_loss_pct": pv("packet_loss_pct"), "lost_pkts": int(r.lost_pkts),
+                     "sent_pkts": int(r.sent_pkts),
                      "loss_pct": r.loss_pct, "loss_lo": r.loss_lo_pct, "loss_hi": r.loss_hi_pct})
     return pd.DataFrame(rows).sort_values(["test", "arm", "cc"], ascending=[True, False, True], ignore_index=True)
 
@@ -367,6 +370,12 @@ def load(directory=None) -> pd.DataFrame | None:
     """The committed replication's rows (``data/vlc002/runs.csv``), None when it is not there."""
     d = Path(directory) if directory else DATA_DIR
     return pd.read_csv(d / "runs.csv") if (d / "runs.csv").exists() else None
+
+
+def load_facts(directory=None) -> dict:
+    """The committed replication's ``facts.json`` (:func:`facts`), {} when it is not there."""
+    f = (Path(directory) if directory else DATA_DIR) / "facts.json"
+    return json.loads(f.read_text()) if f.is_file() else {}
 
 
 if __name__ == "__main__":

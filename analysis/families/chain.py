@@ -189,7 +189,8 @@ def flow_capture_metrics(sender: pd.DataFrame, receiver: pd.DataFrame, port: int
     sent = _same_direction(sender, ref)
     recv = _same_direction(receiver, ref) if f_rcv is not None else receiver.iloc[0:0]
     owd, n_sent, n_lost = one_way_delays(sent, recv)
-    out = {"_owd": owd, "_ref": ref, "_recv": recv, "sent_pkts": n_sent, "loss_pct": loss_pct(n_sent, n_sent - n_lost) if n_sent else NAN,
+    out = {"_owd": owd, "_ref": ref, "_recv": recv, "sent_pkts": n_sent,
+           "loss_pct": loss_pct(n_sent, n_sent - n_lost) if n_sent else NAN,
            "retransmissions": _retransmissions(f_snd.data) if f_snd.src == ref.src else NAN}
     out.update(delay_stats(owd))
     if f_rcv is None:

@@ -359,7 +359,8 @@ def _udp(r, ctx):
             "over round-robin paths, whole datagrams would then survive with probability (1 - p)^6, about 2 %: "
             "fragmentation alone cannot give both of the paper's numbers. Two candidates: the UDP datagram size "
             "(the paper names no iperf3 version; its Ubuntu Server 16.04, section 2.1, predates 3.1.5, before which "
-            "iperf3 sent 8192-byte datagrams; since 3.1.5 it sends one MSS: docs/netem-semantics.md) and whether the paper's UDP figure is sender- or receiver-side (not measured). "
+            "iperf3 sent 8192-byte datagrams; since 3.1.5 it sends one MSS: docs/netem-semantics.md) and whether "
+            "the paper's UDP figure is sender- or receiver-side (not measured). "
             + (f"{dg} " if (dg := _datagram(ctx)) else ""))
     sid = r["claim_id"].split("-", 1)[0]
     kind, more, ev = _ablation(r, ctx, sid, cc or None, undecided=", with 8192-byte datagrams and each queue model,")

@@ -30,7 +30,6 @@ the paper's Tables 4-9; never a claim id. The first rule that applies explains t
 """
 from __future__ import annotations
 
-import json
 import math
 from functools import lru_cache
 
@@ -481,8 +480,7 @@ def _vlc_runs():
 
 @lru_cache(maxsize=1)
 def _vlc_facts() -> dict:
-    f = vlc002.DATA_DIR / "facts.json"
-    return json.loads(f.read_text()) if f.is_file() else {}
+    return vlc002.load_facts()
 
 
 def _with_replication(r, s: _Stmt, d: _Data, text: str, ev: dict, exp_next: str, pending: str | None = None):
@@ -504,9 +502,10 @@ def _with_replication(r, s: _Stmt, d: _Data, text: str, ev: dict, exp_next: str,
     verdict, _ = core.decide(est, s.region())
     f = _vlc_facts()
     probe = "; ".join(f.get("interleaved_probe_answers") or []) or "no probe recorded"
-    dur = sorted({float(x) for x in runs["duration_s"]})
-    reps = int(runs.groupby(["test", "stream", "cc"])["run_id"].nunique().min())
     arms = {cc: vlc002.arm_runs(runs, cc, s.tests) for cc in (sc.C, sc.P)}
+    used = runs[runs["run_id"].isin(pd.concat([a["run_id"] for a in arms.values()]))]   # the claim's tests only
+    dur = sorted({float(x) for x in used["duration_s"]})
+    reps = min(int((a["test"] == t).sum()) for a in arms.values() for t in s.tests)   # runs per test and arm
     col = "lost_pkts" if s.metric == "packet_loss_pct" else vlc002.METRIC_COLUMN[s.metric]
 
     def arm_txt(cc):
@@ -518,16 +517,17 @@ def _with_replication(r, s: _Stmt, d: _Data, text: str, ev: dict, exp_next: str,
         return f"{_ccname(cc)} ({how}) {fmt(float(a[col].mean()), 5)} {what}"
     stat = {"throughput_kbps": "throughput", "delay_ms": "mean inter-packet time (its likely delay)",
             "packet_loss_pct": "packet loss"}[s.metric]
-    head = text.rstrip(".") + ". " + (f"VLC's RTSP server sends media only as RTP over UDP (its source, modules/stream_out/rtsp.c: "
-             f"\"interleaved\" is not implemented; asked for interleaved TCP on this testbed it answered "
-             f"\"{probe}\"), so the paper's CUBIC arm streamed its video over UDP and CUBIC carried "
-             f"only the RTSP requests. Streamed as the paper did (data/vlc002, {VLC_DOC}: VLC serving one video over "
-             f"RTSP for CUBIC and over HTTP for PCC to three clients, {reps} run{'' if reps == 1 else 's'} of "
-             f"{'/'.join(f'{x:g}' for x in dur)} s per test and arm), at {s.where()} " + "; ".join(arm_txt(cc) for cc in (sc.C, sc.P))
-             + f": the replication's {stat} is {fmt(est.value, 4)} [{fmt(est.lo, 4)}, {fmt(est.hi, 4)}] "
-             f"{s.unit}, {verdict} against the paper's {fmt(s.value, 5)}"
-             + (" (throughput counts each transport's payload: the RTP packets with their 12-byte headers, the HTTP "
-                "stream's MPEG-TS; the paper's count is not printed)" if s.metric == "throughput_kbps" else "") + ".")
+    head = (text.rstrip(".") + ". VLC's RTSP server sends media only as RTP over UDP (its source, "
+            f"modules/stream_out/rtsp.c: \"interleaved\" is not implemented; asked for interleaved TCP on this "
+            f"testbed it answered \"{probe}\"), so the paper's CUBIC arm streamed its video over UDP and CUBIC carried "
+            f"only the RTSP requests. Streamed as the paper did (data/vlc002, {VLC_DOC}: VLC serving one video over "
+            f"RTSP for CUBIC and over HTTP for PCC to three clients, {reps} run{'' if reps == 1 else 's'} of "
+            f"{'/'.join(f'{x:g}' for x in dur)} s per test and arm), at {s.where()} "
+            + "; ".join(arm_txt(cc) for cc in (sc.C, sc.P))
+            + f": the replication's {stat} is {fmt(est.value, 4)} [{fmt(est.lo, 4)}, {fmt(est.hi, 4)}] "
+            f"{s.unit}, {verdict} against the paper's {fmt(s.value, 5)}"
+            + (" (throughput counts each transport's payload: the RTP packets with their 12-byte headers, the HTTP "
+               "stream's MPEG-TS; the paper's count is not printed)" if s.metric == "throughput_kbps" else "") + ".")
     ev = dict(ev, vlc_value=est.value, vlc_lo=est.lo, vlc_hi=est.hi, vlc_runs_per_arm=reps, vlc_verdict=verdict,
               vlc_interleaved_answer=probe, vlc_reference=f"data/vlc002, {VLC_DOC}")
     if verdict == "reproduced":
