@@ -47,14 +47,18 @@ def test_dry_run_lists_the_runner_commands_in_order():
     lines = r.stdout.splitlines()
     cmds = [ln for ln in lines if not ln.startswith("#")]
     names = [row[0] for row in _queue_rows()]
-    assert any(" --experiments test5" in c for c in cmds) or "paper002-test5" in {
-        n for n in names if (REPO / "data" / "raw" / f".queue-{n}.done").exists()}
     done = {n for n in names if (REPO / "data" / "raw" / f".queue-{n}.done").exists()}
     # entries whose committed bundle holds all their runs are done on any machine (data/fidelity000 is complete)
     in_bundle = {ln.split()[1] for ln in lines if ln.startswith("# ") and " is complete in data/" in ln}
     assert "fidelity000" in done | in_bundle
     waiting = {row[0] for row in _queue_rows() if row[-1] != "-" and not (REPO / row[-1]).exists()}
     assert len(cmds) == len(set(names) - done - in_bundle - waiting)
+    # the pending entries' commands in the queue's order, each naming its campaign and only its experiments
+    pending = [row for row in _queue_rows() if row[0] not in done | in_bundle | waiting]
+    assert len(pending) == len(cmds)
+    for row, c in zip(pending, cmds):
+        assert f" campaign run {row[1]} " in c, (row[0], c)
+        assert (f" --experiments {row[3]}" in c) == (row[3] != "-"), (row[0], c)
     for c in cmds:
         assert " -m mpcc.cli campaign run campaigns/" in c and " --jobs " in c and " --out " in c
         assert " --redo-contended 32.4" in c                   # contended runs are recorded again
