@@ -184,6 +184,28 @@ acquire_cc() {
     say "cc $c: $(jq -r .implementation <<<"$info")"
 }
 
+# guard_sample: JSON {cc: counters} of the held ccs' kernel-defect guards now (testbed/cc/ccctl.sh counters, cc_guard.h,
+# docs/cc-guard.md; null for a kernel cc or a port without one). Taken beside host_load's samples, around the flows.
+guard_sample() {
+    local c s j='{}'
+    for c in "${held_ccs[@]}"; do
+        s=$("$TB/cc/ccctl.sh" counters "$c" 2>>"$LOG") || s=null
+        j=$(jq -c --arg c "$c" --argjson s "${s:-null}" '. + {($c): $s}' <<<"$j")
+    done
+    echo "$j"
+}
+
+# guard_summary START END: meta.json cc_guard, per cc {ssthresh_repairs, cwnd_repairs, host_wide: true}: the repairs
+# the guard made while the flows ran, by every socket of that cc on the host (concurrent runs included: the counters are
+# the registered object's); null where there is no guard or the object was registered again in between.
+guard_summary() {
+    jq -cn --argjson a "$1" --argjson b "$2" '
+        [$a | keys[] as $c | {($c): (if $a[$c] == null or $b[$c] == null then null else
+            {ssthresh_repairs: ($b[$c].guard_ssthresh_repairs - $a[$c].guard_ssthresh_repairs),
+             cwnd_repairs: ($b[$c].guard_cwnd_repairs - $a[$c].guard_cwnd_repairs), host_wide: true}
+            | if .ssthresh_repairs < 0 or .cwnd_repairs < 0 then null else . end end)}] | add // {}'
+}
+
 # refuse_to_start: the last check before the first root command: the netns backend needs root, and a finished run
 # directory (COMPLETE or SKIPPED in $out) is never overwritten. One-line errors (die, exit 2).
 refuse_to_start() {

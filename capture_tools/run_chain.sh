@@ -154,6 +154,7 @@ for k in "${FLOWS[@]}"; do
     pids+=("$!")
 done
 host_load0=$(host_load_sample)
+guard0=$(guard_sample)
 flow_start_epoch=$(date +%s.%N)
 say "flow start: ${#FLOWS[@]} flow(s) cc=$cc ${duration_s}s"
 # every flow at once (bottleneck: both sources start together); the connect timeout leaves room for SYNs the error
@@ -170,6 +171,7 @@ done
 for k in "${FLOWS[@]}"; do wait_pid_timeout "${SRV[$k]}" 15 || say "flow $k server exit status $?"; done
 say "flows done"
 host_load1=$(host_load_sample)
+guard1=$(guard_sample)
 sleep 0.5
 end_processes   # capture_lib.sh
 
@@ -210,7 +212,7 @@ capture_drops=$(sed -n 's/^\([0-9]*\) packets dropped by kernel$/\1/p' "$LOG" | 
 first_sender=${SND[${FLOWS[0]}]}
 jq -n --argjson applied "$applied" --arg start "$start_time" --arg kernel "$(uname -r)" --arg host "$(uname -n)" \
    --arg exp "$experiment" --arg topo_name "$topology" --arg cc "$cc" --argjson t "$duration_s" --argjson rep "$rep" \
-   --argjson self_check "$self_check" --argjson host_load "$host_load" --arg ssi "$SS_INTERVAL_S" --argjson cc_impl "$cc_impl" \
+   --argjson self_check "$self_check" --argjson host_load "$host_load" --arg ssi "$SS_INTERVAL_S" --argjson cc_impl "$cc_impl" --argjson cc_guard "$(guard_summary "$guard0" "$guard1")" \
    --argjson queues "$queues" --argjson errors "$errors" --argjson dp "$data_pkts" --arg t0 "$flow_start_epoch" \
    --argjson cdrops "$capture_drops" --argjson snaplen "$SNAPLEN" \
    --arg topo_sha "$(sha256sum "$TOPO" | cut -d' ' -f1)" \
@@ -229,7 +231,7 @@ jq -n --argjson applied "$applied" --arg start "$start_time" --arg kernel "$(una
      flows: [$applied.flows[] | {flow, sender, receiver, sender_addr, receiver_addr, port, sender_if, receiver_if, error_link,
                                  path, path_delay_ms, path_min_rate_mbit, path_tx_rtt_ms}],
      delay_mechanism: $applied.delay_mechanism, shaper: $applied.shaper, queue_mechanism: $applied.queue_mechanism,
-     loss_mechanism: $applied.loss_mechanism, cc_impl: $cc_impl,
+     loss_mechanism: $applied.loss_mechanism, cc_impl: $cc_impl, cc_guard: $cc_guard,
      self_check: $self_check, queues: $queues, error_model: $errors, data_pkts: $dp,
      flow_start_epoch: ($t0 | tonumber), capture_snaplen: $snaplen,
      capture_kernel_drops: $cdrops, host_load: $host_load, ss_interval_s: ($ssi | tonumber), status: "complete"}' > "$out/meta.json.tmp"

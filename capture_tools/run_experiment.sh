@@ -95,6 +95,7 @@ ss_loop() { # NS DST -> file
 }
 ss_loop "${P}src1" 10.4.1.2 "$out/ss/flow1.txt"
 host_load0=$(host_load_sample)
+guard0=$(guard_sample)
 say "flow1 start cc=$cc"
 ip netns exec "${P}src1" iperf3 -c 10.4.1.2 -p 5201 -C "$cc" -t "$duration_s" --json > "$out/iperf3/flow1-client.json" 2>>"$LOG" &
 c1=$!; pids+=("$c1")
@@ -124,6 +125,7 @@ wait "$srv1" || true
 [[ $flow2 == 0 ]] || wait "$srv2" || true
 say "flows done"
 host_load1=$(host_load_sample)
+guard1=$(guard_sample)
 counters1=$("$TB/netns.sh" counters 2>>"$LOG")
 shim_stats=$("$TB/netns.sh" shim-stats 2>>"$LOG") || shim_stats=null
 jq -e . >/dev/null 2>&1 <<<"$shim_stats" || shim_stats=null
@@ -161,7 +163,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
    --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson t "$duration_s" \
    --argjson off "$flow2_offset_s" --argjson k "$path_skew_ms" --argjson rep "$rep" --arg qm "$queue_model_used" \
    --argjson shim_stats "$shim_stats" --arg ulen "$udp_len_bytes" \
-   --argjson self_check "$self_check" --argjson host_load "$host_load" --arg ssi "$SS_INTERVAL_S" --argjson cc_impl "$cc_impl" \
+   --argjson self_check "$self_check" --argjson host_load "$host_load" --arg ssi "$SS_INTERVAL_S" --argjson cc_impl "$cc_impl" --argjson cc_guard "$(guard_summary "$guard0" "$guard1")" \
    --argjson burst "$(jq .defaults.tbf_burst_bytes.netns "$TB/topology.json")" \
    --arg sysctls "$(ip netns exec "${P}src1" sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling)" \
    --arg iperf3v "$(iperf3 --version 2>&1 | sed -n 1p)" --arg tcpdumpv "$(tcpdump --version 2>&1 | sed -n 1p)" \
@@ -172,7 +174,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
      backend:"netns", host:$host, kernel:$kernel, start_time:$start, sysctls:($sysctls|split("\n")), qdisc:$qd,
      tool_versions:{iperf3:$iperf3v, tcpdump:$tcpdumpv},
      delay_mechanism:$features.mechanism.delay, round_robin_mechanism:(if $pm=="multipath" then $features.mechanism.round_robin else "none" end),
-     fq:(if $features.fq then "fq" else "fq: not available" end), features:$features, cc_impl:$cc_impl, shim_stats:$shim_stats, self_check:$self_check, host_load:$host_load, ss_interval_s:($ssi|tonumber), tbf_burst_bytes:$burst, status:"complete"}' > "$out/meta.json.tmp"
+     fq:(if $features.fq then "fq" else "fq: not available" end), features:$features, cc_impl:$cc_impl, cc_guard:$cc_guard, shim_stats:$shim_stats, self_check:$self_check, host_load:$host_load, ss_interval_s:($ssi|tonumber), tbf_burst_bytes:$burst, status:"complete"}' > "$out/meta.json.tmp"
 mv "$out/meta.json.tmp" "$out/meta.json"
 # stop captures before declaring the run complete, so pcaps are flushed
 stop_captures

@@ -132,6 +132,12 @@ def test_westwood_flow_uses_the_bpf_port(env, tmp_path):
     # a live flow, not a stalled one: the Mathis et al. (1997) rate of a Reno-like flow at 1 % loss and 20 ms is
     # ~7 Mbit/s; a 6-s run (slow start included) measured 4.87 Mbit/s once in CI-like runs, so the bound is 3 Mbit/s
     assert srv["end"]["sum_received"]["bits_per_second"] > 3e6
+    # the kernel-defect guard's repairs over the flows (docs/cc-guard.md): counted for the port, none for a kernel cc
+    guard = meta["cc_guard"]["westwood"]
+    if _native("westwood"):
+        assert guard is None
+    else:
+        assert set(guard) == {"ssthresh_repairs", "cwnd_repairs", "host_wide"} and guard["ssthresh_repairs"] >= 0
     assert "westwood" not in _registered() or _native("westwood")
 
 

@@ -402,6 +402,21 @@ else:
     fig.tight_layout()
     save_figure(fig, output_dir, "11_bottleneck_jain")
     plt.show()'''),
+    ("md", """## The two link models side by side (`analysis/link_model004.py`)
+The paper protocol recorded with htb links (`data/study004-paper-htb`) and with ns-2's store-and-forward links (the
+study's recording of its paper protocol), configuration by configuration: each arm's mean over its runs and
+store-and-forward minus htb with a Welch 95 % interval; for the delay also what a store-and-forward path adds to an idle
+packet (tx_ms). Runs touched by the kernel defect of the BPF ports (`docs/cc-guard.md`) are left out."""),
+    ("code", '''from analysis import link_model004
+arms = link_model004.load()
+if arms is None:
+    print("needs both arms: data/study004-paper-htb and a store-and-forward recording (data/study004 or "
+          "data/study004-paper)")
+else:
+    print(arms.groupby("link_model").agg(runs=("run_id", "size"), kernel_defect=("kernel_defect", "sum")))
+    lm_eff = link_model004.effects(arms, alpha=alpha)
+    save_table(lm_eff, output_dir, "11_link_models")
+    display(readable(link_model004.summary(lm_eff)))'''),
     ("md", "## Scorecard of study 004's statements"),
     ("code", scorecard("11")),
 ])

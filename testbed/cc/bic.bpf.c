@@ -10,11 +10,14 @@
  * - the module parameters are constants at the module's defaults (module_param(..., 0644) there): edit and rebuild;
  * - struct bictcp is renamed struct bpf_bic (vmlinux.h already has tcp_cubic's struct bictcp);
  * - tcp_reno_undo_cwnd, tcp_slow_start and tcp_cong_avoid_ai are the kernel's own functions, called as kfuncs;
- * - the struct sets TCP_CONG_NON_RESTRICTED (see tcp_ca_helpers.h).
+ * - the struct sets TCP_CONG_NON_RESTRICTED (see tcp_ca_helpers.h);
+ * - every hook first calls cc_guard() (cc_guard.h, docs/cc-guard.md), and an .in_ack_event hook does only that, as does
+ *   a .min_tso_segs hook that returns the kernel's default: the guard repairs the impossible ssthresh/cwnd a kernel
+ *   defect writes now and then, and changes nothing otherwise.
  * Each function below keeps the module's name and body; "tcp_bic.c:" comments give the original's line numbers
  * (linux-source-6.1 6.1.192).
  */
-#include "tcp_ca_helpers.h"
+#include "cc_guard.h"   /* tcp_ca_helpers.h and the kernel-defect guard every hook calls first */
 
 char _license[] SEC("license") = "GPL";
 
@@ -45,6 +48,8 @@ struct bpf_bic {
 	__u32	delayed_ack;	/* estimate the ratio of Packets/ACKs << 4 */
 };
 
+CC_GUARD_FITS(struct bpf_bic);
+
 /* tcp_bic.c:60-68 */
 static __always_inline void bictcp_reset(struct bpf_bic *ca)
 {
@@ -66,6 +71,7 @@ void BPF_PROG(bictcp_init, struct sock *sk)
 
 	if (initial_ssthresh)
 		tcp_sk(sk)->snd_ssthresh = initial_ssthresh;
+	cc_guard_init(sk);
 }
 
 /*
@@ -136,6 +142,7 @@ void BPF_PROG(bictcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct bpf_bic *ca = inet_csk_ca(sk);
 
+	cc_guard(sk);
 	if (!tcp_is_cwnd_limited(sk))
 		return;
 
@@ -159,6 +166,7 @@ __u32 BPF_PROG(bictcp_recalc_ssthresh, struct sock *sk)
 	const struct tcp_sock *tp = tcp_sk(sk);
 	struct bpf_bic *ca = inet_csk_ca(sk);
 
+	cc_guard(sk);
 	ca->epoch_start = 0;	/* end of epoch */
 
 	/* Wmax and fast convergence */
@@ -178,6 +186,7 @@ __u32 BPF_PROG(bictcp_recalc_ssthresh, struct sock *sk)
 SEC("struct_ops/bictcp_state")
 void BPF_PROG(bictcp_state, struct sock *sk, __u8 new_state)
 {
+	cc_guard(sk);
 	if (new_state == TCP_CA_Loss)
 		bictcp_reset(inet_csk_ca(sk));
 }
@@ -191,6 +200,7 @@ void BPF_PROG(bictcp_acked, struct sock *sk, const struct ack_sample *sample)
 {
 	const struct inet_connection_sock *icsk = inet_csk(sk);
 
+	cc_guard(sk);
 	if (BPF_CORE_READ_BITFIELD(icsk, icsk_ca_state) == TCP_CA_Open) {
 		struct bpf_bic *ca = inet_csk_ca(sk);
 
@@ -203,7 +213,22 @@ void BPF_PROG(bictcp_acked, struct sock *sk, const struct ack_sample *sample)
 SEC("struct_ops/bictcp_undo_cwnd")
 __u32 BPF_PROG(bictcp_undo_cwnd, struct sock *sk)
 {
+	cc_guard(sk);
 	return tcp_reno_undo_cwnd(sk);
+}
+
+/* not in the module: the guard alone (cc_guard.h) */
+SEC("struct_ops/bictcp_ack")
+void BPF_PROG(bictcp_ack, struct sock *sk, __u32 ack_flags)
+{
+	cc_guard(sk);
+}
+
+/* not in the module: the guard before every transmission decision, returning the kernel's default (cc_guard.h) */
+SEC("struct_ops/bictcp_min_tso_segs")
+__u32 BPF_PROG(bictcp_min_tso_segs, struct sock *sk)
+{
+	return cc_guard_min_tso_segs(sk);
 }
 
 SEC(".struct_ops")
@@ -214,6 +239,8 @@ struct tcp_congestion_ops bic = {
 	.set_state	= (void *)bictcp_state,
 	.undo_cwnd	= (void *)bictcp_undo_cwnd,
 	.pkts_acked     = (void *)bictcp_acked,
+	.in_ack_event	= (void *)bictcp_ack,
+	.min_tso_segs	= (void *)bictcp_min_tso_segs,
 	.flags		= TCP_CONG_NON_RESTRICTED,
 	.name		= "bic",
 };

@@ -7,6 +7,8 @@
 #        ccctl.sh release CC HOLDER     HOLDER is done; the last holder's release unregisters a port we registered
 #        ccctl.sh gc                    forget dead holders, unregister ports nobody holds (after a SIGKILL)
 #        ccctl.sh build                 build the BPF objects (make -C testbed/cc)
+#        ccctl.sh counters CC           JSON: the kernel-defect guard's repair counters of the registered port
+#                                       (cc_guard.h, docs/cc-guard.md; null for a kernel CC or an unregistered one)
 # Registrations are shared by concurrent runs (the kernel's CC list is global, a name registers once): a flock'd
 # state directory counts holders per CC and remembers the struct_ops id we registered, which is what we unregister.
 # A CC we did not register (the kernel's, or another tool's BPF CC) is never unregistered here.
@@ -24,7 +26,7 @@ STATE="${MPCC_CC_STATE:-/run/mpcc-cc}"
 BUILD="$HERE/build"
 
 die() { echo "error: $*" >&2; exit 2; }
-usage() { sed -n '3,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 valid_cc() { [[ "$1" =~ ^[a-z][a-z0-9_]{0,14}$ ]]; }   # TCP_CA_NAME_MAX 16 with the NUL
 valid_holder() { [[ "$1" =~ ^[1-9][0-9]*$ ]]; }
 
@@ -226,5 +228,10 @@ case "$cmd" in
         [[ $EUID -eq 0 ]] || die "ccctl.sh gc needs root"
         with_lock do_gc ;;
     build) make -s -C "$HERE" ;;
+    counters)
+        [[ $# -eq 1 ]] || usage
+        valid_cc "$1" || die "bad cc name '$1'"
+        [[ $EUID -eq 0 ]] || die "ccctl.sh counters needs root (bpftool)"
+        guard_counters "$1" ;;
     *) usage ;;
 esac

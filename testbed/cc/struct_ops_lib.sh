@@ -29,3 +29,29 @@ struct_ops_id() {
     echo "error: bpftool -j struct_ops dump failed $try times" >&2
     return 2
 }
+
+# JSON {"guard_ssthresh_repairs": N, "guard_cwnd_repairs": N} of the REGISTERED tcp_congestion_ops named $1 (the global
+# counters of its object's cc_guard.h, docs/cc-guard.md: repairs since it was registered, over every socket), or
+# null when it is not registered or its object has no guard (a kernel CC, an external port). Read from the .bss map
+# of the object's programs: struct_ops dump -> the .ssthresh program's id -> its maps -> the one named *.bss.
+guard_counters() {
+    local id dump prog maps m info val
+    id=$(struct_ops_id "$1") || return 2
+    [[ -n "$id" ]] || { echo null; return 0; }
+    dump=$(bpftool -j struct_ops dump id "$id" 2>/dev/null) || { echo null; return 0; }
+    [[ $dump == \[* ]] || dump="[$dump]"    # one map: bpftool prints its two objects without the list's brackets
+    prog=$(jq -r '[.[] | .bpf_struct_ops_tcp_congestion_ops.data.ssthresh? // empty] | first // ""
+                  | capture("prog_id:(?<p>[0-9]+)").p // empty' <<<"$dump")
+    [[ -n "$prog" ]] || { echo null; return 0; }
+    maps=$(bpftool -j prog show id "$prog" 2>/dev/null | jq -r '.map_ids[]? // empty') || maps=""
+    for m in $maps; do
+        info=$(bpftool -j map show id "$m" 2>/dev/null) || continue
+        [[ $(jq -r '.name // ""' <<<"$info") == *.bss ]] || continue
+        val=$(bpftool -j map dump id "$m" 2>/dev/null) || continue
+        jq -c '[.[0] | (.formatted.value // .value) | .[".bss"][]? | to_entries[]
+                | select(.key | startswith("guard_"))] | from_entries
+               | if has("guard_ssthresh_repairs") then . else null end' <<<"$val"
+        return 0
+    done
+    echo null
+}

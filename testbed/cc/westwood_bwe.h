@@ -10,7 +10,7 @@
 #ifndef MPCC_WESTWOOD_BWE_H
 #define MPCC_WESTWOOD_BWE_H
 
-#include "tcp_ca_helpers.h"
+#include "cc_guard.h"   /* tcp_ca_helpers.h and the kernel-defect guard every hook calls first */
 
 /* tcp_westwood.c:31-44: TCP Westwood structure */
 struct bpf_westwood {

@@ -25,6 +25,8 @@
  *     configured value is the floor when it is smaller).
  * alpha is a build parameter, in hundredths: make -C testbed/cc WESTWOOD_E_ALPHA_X100=1 (default 1 = 0.01).
  * Slow start, ssthresh, undo and the loss response are Westwood+'s (kernel tcp_reno_* kfuncs and westwood_bwe.h).
+ * Every hook first calls cc_guard() (cc_guard.h, docs/cc-guard.md), as westwood.bpf.c's do (with the same .set_state
+ * and .min_tso_segs hooks).
  */
 #include "westwood_bwe.h"
 
@@ -45,8 +47,7 @@ struct bpf_westwood_e {
 	__u8  loss_in_round;  /* a loss happened in the current round */
 };
 
-_Static_assert(sizeof(struct bpf_westwood_e) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
-	       "westwood_e state does not fit ICSK_CA_PRIV_SIZE");
+CC_GUARD_FITS(struct bpf_westwood_e);   /* and so fits ICSK_CA_PRIV_SIZE */
 
 SEC("struct_ops/westwood_e_init")
 void BPF_PROG(westwood_e_init, struct sock *sk)
@@ -58,23 +59,27 @@ void BPF_PROG(westwood_e_init, struct sock *sk)
 	e->alpha_x100 = WESTWOOD_E_ALPHA_X100;
 	e->round_end = tcp_sk(sk)->snd_nxt;
 	e->loss_in_round = 0;
+	cc_guard_init(sk);
 }
 
 SEC("struct_ops/westwood_e_pkts_acked")
 void BPF_PROG(westwood_e_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
+	cc_guard(sk);
 	westwood_pkts_acked(sk, sample);
 }
 
 SEC("struct_ops/westwood_e_ack")
 void BPF_PROG(westwood_e_ack, struct sock *sk, __u32 ack_flags)
 {
+	cc_guard(sk);
 	westwood_ack(sk, ack_flags);
 }
 
 SEC("struct_ops/westwood_e_event")
 void BPF_PROG(westwood_e_event, struct sock *sk, enum tcp_ca_event event)
 {
+	cc_guard(sk);
 	westwood_event(sk, event);
 }
 
@@ -84,7 +89,10 @@ SEC("struct_ops/westwood_e_ssthresh")
 __u32 BPF_PROG(westwood_e_ssthresh, struct sock *sk)
 {
 	struct bpf_westwood_e *e = inet_csk_ca(sk);
-	__u32 cwnd = tcp_snd_cwnd(tcp_sk(sk));
+	__u32 cwnd;
+
+	cc_guard(sk);
+	cwnd = tcp_snd_cwnd(tcp_sk(sk));
 
 	if (e->w_max && cwnd < e->w_max && e->alpha_x100 < ALPHA_MAX_X100)
 		e->alpha_x100 *= 2;            /* a drop before W reached Wmax: gentler */
@@ -101,6 +109,7 @@ void BPF_PROG(westwood_e_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct bpf_westwood_e *e = inet_csk_ca(sk);
 	__u32 cwnd, cnt;
 
+	cc_guard(sk);
 	if (!tcp_is_cwnd_limited(sk))
 		return;
 	if (tcp_in_slow_start(tp)) {
@@ -142,7 +151,22 @@ void BPF_PROG(westwood_e_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 SEC("struct_ops/westwood_e_undo_cwnd")
 __u32 BPF_PROG(westwood_e_undo_cwnd, struct sock *sk)
 {
+	cc_guard(sk);
 	return tcp_reno_undo_cwnd(sk);
+}
+
+/* the guard alone (cc_guard.h) */
+SEC("struct_ops/westwood_e_state")
+void BPF_PROG(westwood_e_state, struct sock *sk, __u8 new_state)
+{
+	cc_guard(sk);
+}
+
+/* not in the module: the guard before every transmission decision, returning the kernel's default (cc_guard.h) */
+SEC("struct_ops/westwood_e_min_tso_segs")
+__u32 BPF_PROG(westwood_e_min_tso_segs, struct sock *sk)
+{
+	return cc_guard_min_tso_segs(sk);
 }
 
 SEC(".struct_ops")
@@ -154,6 +178,8 @@ struct tcp_congestion_ops westwood_e = {
 	.cwnd_event	= (void *)westwood_e_event,
 	.in_ack_event	= (void *)westwood_e_ack,
 	.pkts_acked	= (void *)westwood_e_pkts_acked,
+	.set_state	= (void *)westwood_e_state,
+	.min_tso_segs	= (void *)westwood_e_min_tso_segs,
 	.flags		= TCP_CONG_NON_RESTRICTED,
 	.name		= "westwood_e",
 };

@@ -35,17 +35,9 @@ from scipy import stats as _st
 from analysis import reference
 from analysis.claims import core, protocol
 from analysis.claims import westwood as ww
+from analysis.link_model004 import (PACKET_BYTES, PATHS, UNIFORM_LINKS, path_rates,  # noqa: F401  (re-exported)
+                                    store_and_forward_ms)
 
-PACKET_BYTES = 592          # IP packet on every link (the testbed's MTU; docs/families.md "Packet size")
-# per experiment: the data path's link rates (Mbit/s, in path order; None: the run's bandwidth_mbit on all four links)
-# and its one-way propagation delay per flow (ms) — testbed/families/004/<experiment>.json
-PATHS = {
-    "client_server": ((0.5,), (50.0,)),
-    "multihop_varied": ((2.0, 0.5, 0.5, 2.0), (160.0,)),
-    "multihop_uniform": (None, (160.0,)),
-    "bottleneck": ((2.0, 0.3, 0.5), (190.0, 180.0)),
-}
-UNIFORM_LINKS = 4
 PAPER_PROFILE = ("the paper profile of campaigns/paper004.yaml (all 10 levels of each table, 10 repetitions, 120-s "
                  "flows)")
 ALPHA_2 = "westwood_e built with α = 2 (make -C testbed/cc WESTWOOD_E_ALPHA_X100=200; docs/westwood-e.md)"
@@ -65,21 +57,6 @@ STATS = {
 
 
 # --------------------------------------------------------------------------------------------- pure helpers
-
-def store_and_forward_ms(rates_mbit, packet_bytes: int = PACKET_BYTES) -> float:
-    """Time (ms) one ``packet_bytes``-byte packet spends being transmitted on links of ``rates_mbit`` (Mbit/s), one
-    after the other — what a store-and-forward link (ns-2's) adds to a packet's delay on an empty path."""
-    return sum(packet_bytes * 8.0 / (float(r) * 1e6) for r in rates_mbit) * 1e3
-
-
-def path_rates(experiment: str, level: float | None = None):
-    """The link rates (Mbit/s) of ``experiment``'s data path; multihop_uniform's are its ``level`` (bandwidth_mbit) on
-    each of its four links. None when unknown."""
-    rates = PATHS.get(experiment, (None,))[0]
-    if rates is None and experiment == "multihop_uniform" and level is not None and np.isfinite(level) and level > 0:
-        return (float(level),) * UNIFORM_LINKS
-    return rates
-
 
 def _shrink(n: int, m: int, alpha: float) -> float:
     """Factor by which a t interval's half-width shrinks from ``n`` to ``m`` repetitions (same spread)."""
