@@ -397,3 +397,24 @@ def test_bundle_explanations_are_specific():
             ev = r.loc[cid, "explanation_evidence"]
             assert ev["ns2_delay_from_dequeue_ms"]["window20"] == [59.47, 59.47]     # 4 significant digits
             assert ev["ns2_delay_from_enqueue_ms"]["window20"][1] > 80
+
+
+def test_runs_showing_the_kernel_defect_are_left_out_and_counted():
+    """A run whose ss cwnd reached millions of packets (the kernel defect of the BPF ports, docs/cc-guard.md) is left
+    out of every statement and each row says so: the dataset scores as it does without that run."""
+    df = _known()
+    bad = "client_server__westwood_e__0.04__rep02"
+    hit = df.copy()
+    hit.attrs = dict(df.attrs)
+    m = hit["run_id"] == bad
+    hit.loc[m, "cwnd_max_pkts"] = 2.7e8
+    hit.loc[m, "cwnd_mean_pkts"] = 4.1e6
+    hit.loc[m, "total_received_bytes"] = 1.0
+    got = evaluate(hit, n_boot=500).set_index("claim_id")
+    without = df[df["run_id"] != bad].copy()
+    without.attrs = dict(df.attrs)
+    ref = evaluate(without, n_boot=500).set_index("claim_id")
+    assert (got["verdict"] == ref["verdict"]).all()
+    assert np.allclose(got["ours"].astype(float), ref["ours"].astype(float), equal_nan=True)
+    assert got["note"].str.contains("1 run(s) left out: their ss samples show the kernel defect", regex=False).all()
+    assert not ref["note"].str.contains("kernel defect", regex=False).any()

@@ -137,6 +137,19 @@ def delays_from_dequeue(df: pd.DataFrame) -> bool:
     return bool(len(df)) and col in df and bool(pd.to_numeric(df[col], errors="coerce").notna().all())
 
 
+def defect_runs(df: pd.DataFrame) -> set[str]:
+    """Runs of chain rows ``df`` whose ss samples show the kernel defect of the BPF ports
+    (``analysis.cc_guard.affected_runs``, docs/cc-guard.md)."""
+    from analysis import cc_guard
+    return cc_guard.affected_runs(df)
+
+
+def without_defect(df: pd.DataFrame) -> pd.DataFrame:
+    """Chain rows ``df`` without the runs of :func:`defect_runs` (the rows the claims and their explanations use)."""
+    bad = defect_runs(df)
+    return df[~df["run_id"].astype(str).isin(bad)] if bad else df
+
+
 def run_table(df: pd.DataFrame) -> pd.DataFrame:
     """One row per run of chain rows ``df``: run_id, experiment, cc, error_rate, bandwidth_mbit, rep, received
     (total_received_bytes, bytes), delay (ms: run_delay_from_dequeue_mean_ms, the paper's definition, when every run
@@ -742,8 +755,12 @@ def _pooled_gap(s: _S, column: str, margin: float = 0.0) -> dict:
 
 
 def claims(ctx: core.Ctx, statements: pd.DataFrame, directory) -> list[dict]:
-    """One row per statement of study 004 (columns ``core.COLUMNS`` minus paper), judged on ``ctx.df`` (chain rows)."""
-    runs = run_table(ctx.df)
+    """One row per statement of study 004 (columns ``core.COLUMNS`` minus paper), judged on ``ctx.df`` (chain rows).
+    Runs whose ss samples show the kernel defect of the BPF ports (``analysis.cc_guard.affected_runs``: a window of
+    millions of packets, recorded before testbed/cc/cc_guard.h; docs/cc-guard.md) are left out, and every row says
+    how many: such a run measures the defect, not the congestion control."""
+    bad = defect_runs(ctx.df)
+    runs = run_table(without_defect(ctx.df))
     out = []
     for st in statements.itertuples(index=False):
         s = _S(ctx, runs, st, Path(directory))
@@ -779,4 +796,9 @@ def claims(ctx: core.Ctx, statements: pd.DataFrame, directory) -> list[dict]:
             out.append(_pooled_gap(s, "jain", margin=JAIN_MARGIN))
         else:
             out.append(s.not_run(f"no measurement defined for quantity {q!r}"))
+    if bad:
+        left = (f"{len(bad)} run(s) left out: their ss samples show the kernel defect of the BPF congestion controls "
+                f"(a window of millions of packets; docs/cc-guard.md)")
+        for r in out:
+            r["note"] = "; ".join(t for t in (r.get("note"), left) if t)
     return out

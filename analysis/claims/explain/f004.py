@@ -1,6 +1,7 @@
 """Explanations of study 004's verdicts other than "reproduced" (see analysis.claims.explain).
 
-Every number in a text comes from our runs (``ctx.df``, one value per run as ``analysis.claims.westwood.run_table``
+Every number in a text comes from our runs (``ctx.df`` without the runs the claims leave out,
+``analysis.claims.westwood.without_defect``; one value per run as ``analysis.claims.westwood.run_table``
 gives it: received bytes, mean one-way delay, cwnd), from the paper (its Tables 1-4, ``data/reference/004/``) or from
 the testbed's configuration (``PATHS``: the link rates and propagation delays of ``testbed/families/004/*.json``, the
 table of docs/families.md "Study 004"; ``PACKET_BYTES``), and the text says which. What a row was judged on (its target
@@ -132,7 +133,7 @@ def _num(x, nd: int = 1) -> str:
 def _runs(ctx: core.Ctx) -> pd.DataFrame:
     cache = ctx.__dict__.setdefault("_f004", {})
     if "runs" not in cache:
-        cache["runs"] = ww.run_table(ctx.df)
+        cache["runs"] = ww.run_table(ww.without_defect(ctx.df))
     return cache["runs"]
 
 
@@ -145,7 +146,7 @@ def level_means(ctx: core.Ctx, experiment: str, column: str, ccs, levels) -> dic
 
 def level_medians(ctx: core.Ctx, experiment: str, cc: str) -> dict:
     """{level: median over the runs of ``cc`` of their median one-way delay (ms, flow 1)} of ``experiment``."""
-    df = ctx.df
+    df = ww.without_defect(ctx.df)
     if df.empty or "delay_median_ms" not in df:
         return {}
     d = df[(df["experiment"] == experiment) & (df["cc"] == cc) & (pd.to_numeric(df["flow"]) == 1)]
