@@ -173,11 +173,15 @@ def _is_sf_bundle(d: Path) -> bool:
     return len(names) > 0 and all("__sf__rep" in str(n) for n in names)
 
 
-def store_and_forward_arm(root: Path = ROOT) -> Path | None:
-    """The bundle of the store-and-forward recording (the first of :data:`SF_CANDIDATES` that is one), or None."""
+def store_and_forward_arm(root: Path = ROOT, complete_only: bool = True) -> Path | None:
+    """The bundle of the store-and-forward recording (the first of :data:`SF_CANDIDATES` that is one), or None; with
+    ``complete_only`` only once it holds every run its campaign plans (a recording in progress is bundled between
+    sessions; its partial effects are not reported, as ``analysis.ablation`` does not cite a partial ablation)."""
+    from analysis.bundle_store import finished_and_planned
     for c in SF_CANDIDATES:
         if _is_sf_bundle(root / c):
-            return root / c
+            done, planned = finished_and_planned(root / c)
+            return root / c if not complete_only or done >= planned else None
     return None
 
 
@@ -188,11 +192,12 @@ def _load_cached(htb: str, sf: str, stamps: tuple) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def load(htb_dir=None, sf_dir=None) -> pd.DataFrame | None:
-    """:func:`run_values` of both arms (default :data:`HTB_ARM` and :func:`store_and_forward_arm`), or None when
-    either bundle is missing. Cached per bundle and modification time of its bundle.json."""
+def load(htb_dir=None, sf_dir=None, complete_only: bool = True) -> pd.DataFrame | None:
+    """:func:`run_values` of both arms (default :data:`HTB_ARM` and :func:`store_and_forward_arm`, complete only
+    unless ``complete_only`` is False), or None when either is missing. Cached per bundle and modification time of
+    its bundle.json."""
     h = Path(htb_dir) if htb_dir is not None else ROOT / HTB_ARM
-    s = Path(sf_dir) if sf_dir is not None else store_and_forward_arm()
+    s = Path(sf_dir) if sf_dir is not None else store_and_forward_arm(complete_only=complete_only)
     if s is None or not (h / "bundle.json").is_file() or not (s / "bundle.json").is_file():
         return None
     stamps = tuple((d / "bundle.json").stat().st_mtime_ns for d in (h, s))

@@ -71,3 +71,19 @@ def test_a_configuration_missing_from_one_arm_is_not_compared():
     rows = _rows("h0", "client_server", "westwood", "htb", 50.0, 1.0, 5.0) \
         + _rows("s0", "client_server", "westwood_e", "store-and-forward", 60.0, 1.0, 5.0)
     assert lm.effects(lm.run_values(pd.DataFrame(rows))).empty
+
+
+def test_the_store_and_forward_arm_is_used_once_complete(tmp_path):
+    import json
+    d = tmp_path / "data" / "study004-paper"
+    (d / "runs").mkdir(parents=True)
+    pd.DataFrame({"run_id": ["client_server__westwood__err0.01__sf__rep01"]}).to_parquet(d / "runs" / "s1.parquet")
+    (d / "campaign.json").write_text(json.dumps({"n_runs": 2}))
+    (d / "bundle.json").write_text(json.dumps({"campaign": "paper004", "runs_total": 1}))
+    assert lm.store_and_forward_arm(tmp_path) is None                       # 1 of 2 runs: still recording
+    assert lm.store_and_forward_arm(tmp_path, complete_only=False) == d
+    (d / "bundle.json").write_text(json.dumps({"campaign": "paper004", "runs_total": 2}))
+    assert lm.store_and_forward_arm(tmp_path) == d
+    # an htb recording is no store-and-forward arm
+    pd.DataFrame({"run_id": ["client_server__westwood__err0.01__rep01"]}).to_parquet(d / "runs" / "s1.parquet")
+    assert lm.store_and_forward_arm(tmp_path, complete_only=False) is None

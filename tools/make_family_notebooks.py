@@ -410,8 +410,8 @@ packet (tx_ms). Runs touched by the kernel defect of the BPF ports (`docs/cc-gua
     ("code", '''from analysis import link_model004
 arms = link_model004.load()
 if arms is None:
-    print("needs both arms: data/study004-paper-htb and a store-and-forward recording (data/study004 or "
-          "data/study004-paper)")
+    print("needs both arms: data/study004-paper-htb and the complete store-and-forward recording (data/study004 "
+          "or data/study004-paper; link_model004.load(complete_only=False) reads a partial one)")
 else:
     print(arms.groupby("link_model").agg(runs=("run_id", "size"), kernel_defect=("kernel_defect", "sum")))
     lm_eff = link_model004.effects(arms, alpha=alpha)
