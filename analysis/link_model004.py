@@ -96,7 +96,7 @@ def run_values(df: pd.DataFrame) -> pd.DataFrame:
     for q, (col, how, _unit) in QUANTITIES.items():
         x = pd.to_numeric(d[col], errors="coerce") if col in d else pd.Series(np.nan, index=d.index)
         out[q] = x.groupby(d["run_id"]).agg(how)
-    out["kernel_defect"] = out.index.isin(cc_guard.affected_runs(d))
+    out["kernel_defect"] = out.index.isin(cc_guard.affected_runs(df))     # df keeps attrs: its guarded runs
     return out.reset_index()[cols]
 
 

@@ -65,6 +65,8 @@ def test_affected_runs_are_those_with_an_impossible_cwnd():
     df = pd.DataFrame({"run_id": ["a", "a", "b", "c"], "cwnd_max_pkts": [12.0, 2.0 ** 20, 400.0, float("nan")]})
     assert cc_guard.affected_runs(df) == {"a"}
     assert cc_guard.affected_runs(df.drop(columns="cwnd_max_pkts")) == set()
+    # a guarded run's impossible sample is a transient reading, not a run the defect hit
+    assert cc_guard.affected_runs(df, guarded={"a"}) == set() and cc_guard.transient_runs(df, guarded={"a"}) == {"a"}
     assert cc_guard.guard_repairs({"cc_guard": {"westwood": {"ssthresh_repairs": 2, "cwnd_repairs": 1,
                                                              "host_wide": True}, "reno": None}}) == \
         {"westwood": {"ssthresh_repairs": 2, "cwnd_repairs": 1}, "reno": None}
@@ -193,3 +195,20 @@ def test_the_guard_repairs_the_defects_value_in_the_kernel(tmp_path):
         subprocess.run(["bpftool", "struct_ops", "unregister", "name", "ccguardtest"], capture_output=True)
         for ns in (a, b):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def test_guarded_runs_are_read_from_meta(tmp_path):
+    for rid, guard in (("a", {"westwood": {"ssthresh_repairs": 1, "cwnd_repairs": 1, "host_wide": True}}),
+                       ("b", None)):
+        d = tmp_path / "runs" / rid
+        d.mkdir(parents=True)
+        meta = {"params": {"cc": "westwood"}, "status": "complete"}
+        if guard:
+            meta["cc_guard"] = guard
+        (d / "meta.json").write_text(json.dumps(meta))
+        (d / "COMPLETE").write_text("")
+    assert cc_guard.guarded_runs(tmp_path) == {"a"}
+    df = pd.DataFrame({"run_id": ["a", "b"], "cwnd_max_pkts": [2.4e8, 3e8]})
+    df.attrs["campaign_dir"] = str(tmp_path)
+    assert cc_guard.affected_runs(df) == {"b"} and cc_guard.transient_runs(df) == {"a"}
+    assert cc_guard.guarded_runs(tmp_path / "nowhere") == set()

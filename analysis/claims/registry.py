@@ -92,8 +92,10 @@ def _evaluate_family(df: pd.DataFrame, family: str, *, alpha: float, n_boot: int
     directory = reference.REFERENCE_DIR / family
     statements = reference.load_statements(directory)
     runs = df.attrs.get("runs")
+    cdir = df.attrs.get("campaign_dir")
     df = df.copy()
-    df.attrs = {}
+    # only the directory stays (study 004 reads which runs were guarded from its meta.json, analysis.cc_guard)
+    df.attrs = {"campaign_dir": cdir} if cdir else {}
     ctx = core.Ctx(df=df, runs=runs, alpha=alpha, n_boot=n_boot, seed=seed)
     if family == "004":
         rows = westwood.claims(ctx, statements, directory)

@@ -137,17 +137,24 @@ def delays_from_dequeue(df: pd.DataFrame) -> bool:
     return bool(len(df)) and col in df and bool(pd.to_numeric(df[col], errors="coerce").notna().all())
 
 
-def defect_runs(df: pd.DataFrame) -> set[str]:
-    """Runs of chain rows ``df`` whose ss samples show the kernel defect of the BPF ports
-    (``analysis.cc_guard.affected_runs``, docs/cc-guard.md)."""
+def defect_runs(df: pd.DataFrame) -> tuple[set[str], set[str]]:
+    """(unguarded runs the kernel defect of the BPF ports hit, guarded runs where one ss sample caught it) of chain
+    rows ``df`` (``analysis.cc_guard.affected_runs`` and ``transient_runs``, docs/cc-guard.md)."""
     from analysis import cc_guard
-    return cc_guard.affected_runs(df)
+    g = cc_guard._guarded(df)
+    return cc_guard.affected_runs(df, guarded=g), cc_guard.transient_runs(df, guarded=g)
 
 
 def without_defect(df: pd.DataFrame) -> pd.DataFrame:
-    """Chain rows ``df`` without the runs of :func:`defect_runs` (the rows the claims and their explanations use)."""
-    bad = defect_runs(df)
-    return df[~df["run_id"].astype(str).isin(bad)] if bad else df
+    """Chain rows ``df`` as the claims and their explanations use them: without the unguarded runs the defect hit,
+    and with no cwnd statistics for the guarded runs where a sample caught it (:func:`defect_runs`)."""
+    bad, transient = defect_runs(df)
+    out = df[~df["run_id"].astype(str).isin(bad)] if bad else df
+    if transient:
+        out = out.copy()
+        m = out["run_id"].astype(str).isin(transient)
+        out.loc[m, ["cwnd_max_pkts", "cwnd_mean_pkts"]] = np.nan
+    return out
 
 
 def run_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -759,7 +766,7 @@ def claims(ctx: core.Ctx, statements: pd.DataFrame, directory) -> list[dict]:
     Runs whose ss samples show the kernel defect of the BPF ports (``analysis.cc_guard.affected_runs``: a window of
     millions of packets, recorded before testbed/cc/cc_guard.h; docs/cc-guard.md) are left out, and every row says
     how many: such a run measures the defect, not the congestion control."""
-    bad = defect_runs(ctx.df)
+    bad, transient = defect_runs(ctx.df)
     runs = run_table(without_defect(ctx.df))
     out = []
     for st in statements.itertuples(index=False):
@@ -796,9 +803,13 @@ def claims(ctx: core.Ctx, statements: pd.DataFrame, directory) -> list[dict]:
             out.append(_pooled_gap(s, "jain", margin=JAIN_MARGIN))
         else:
             out.append(s.not_run(f"no measurement defined for quantity {q!r}"))
+    left = []
     if bad:
-        left = (f"{len(bad)} run(s) left out: their ss samples show the kernel defect of the BPF congestion controls "
-                f"(a window of millions of packets; docs/cc-guard.md)")
-        for r in out:
-            r["note"] = "; ".join(t for t in (r.get("note"), left) if t)
+        left.append(f"{len(bad)} run(s) left out: their ss samples show the kernel defect of the BPF congestion "
+                    f"controls (a window of millions of packets; docs/cc-guard.md)")
+    if transient:
+        left.append(f"the cwnd of {len(transient)} guarded run(s) left out: one ss sample caught the kernel defect's "
+                    f"value before the guard repaired it (docs/cc-guard.md)")
+    for r in out:
+        r["note"] = "; ".join(t for t in (r.get("note"), *left) if t)
     return out
