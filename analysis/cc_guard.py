@@ -8,7 +8,8 @@ hook; runs recorded before (every study-004 run up to 2026-11-28, study 000's bi
 :func:`affected_runs` names the unguarded runs whose ``ss`` samples show the defect: a cwnd of at least
 :data:`CWND_IMPOSSIBLE_PKTS` packets (the corrupted ssthresh divided by any plausible prior cwnd lies far above it; no
 path of these studies holds more than a few hundred packets); :func:`transient_runs` the guarded runs where one sample
-caught the value before the guard repaired it. A run without ss samples of the data connection is not judged. :func:`guard_repairs` reads what the guard repaired while a run's flows ran (meta.json ``cc_guard``; host-wide
+caught the value before the guard repaired it. A run without ss samples of the data connection is not judged.
+:func:`guard_repairs` reads what the guard repaired while a run's flows ran (meta.json ``cc_guard``; host-wide
 counters, so concurrent runs of the same cc share them).
 """
 from __future__ import annotations
@@ -34,8 +35,7 @@ def guarded_runs(campaign_dir) -> set[str]:
     out = set()
     try:
         for rid, meta in run_metas(campaign_dir):
-            cc = (meta.get("params") or {}).get("cc")
-            if (meta.get("cc_guard") or {}).get(cc) is not None:
+            if guard_repairs(meta).get((meta.get("params") or {}).get("cc")) is not None:
                 out.add(str(rid))
     except Exception:     # noqa: BLE001  (a dataset without a readable listing has no guarded runs to name)
         return set()
@@ -43,24 +43,31 @@ def guarded_runs(campaign_dir) -> set[str]:
 
 
 def _guarded(df: pd.DataFrame) -> set[str]:
-    d = df.attrs.get("campaign_dir") if hasattr(df, "attrs") else None
+    d = df.attrs.get("campaign_dir")
     return guarded_runs(d) if d else set()
+
+
+def split(df: pd.DataFrame, column: str = "cwnd_max_pkts", guarded: set[str] | None = None) -> tuple[set, set]:
+    """(:func:`affected_runs`, :func:`transient_runs`) of ``df`` from one reading of its listing."""
+    hit = impossible_cwnd_runs(df, column)
+    if not hit:
+        return set(), set()
+    g = _guarded(df) if guarded is None else guarded
+    return hit - g, hit & g
 
 
 def affected_runs(df: pd.DataFrame, column: str = "cwnd_max_pkts", guarded: set[str] | None = None) -> set[str]:
     """Runs the defect hit without a guard: :func:`impossible_cwnd_runs` not among ``guarded`` (default: the runs of
     ``df.attrs["campaign_dir"]`` recorded with the guard, :func:`guarded_runs`). Such a run sent its whole receive
     window at once, so every measurement of it is the defect's."""
-    g = _guarded(df) if guarded is None else guarded
-    return impossible_cwnd_runs(df, column) - g
+    return split(df, column, guarded)[0]
 
 
 def transient_runs(df: pd.DataFrame, column: str = "cwnd_max_pkts", guarded: set[str] | None = None) -> set[str]:
     """Guarded runs with an impossible ss cwnd: a sample caught the defect's value in the moment before the guard's
     next hook repaired it (measured: one sample, cwnd 240,591,796 with 10 packets unacknowledged, then 4). Their
     delays and bytes are the controller's; their cwnd statistics (max, time average) are that one sample's."""
-    g = _guarded(df) if guarded is None else guarded
-    return impossible_cwnd_runs(df, column) & g
+    return split(df, column, guarded)[1]
 
 
 def guard_repairs(meta: dict) -> dict:

@@ -26,16 +26,17 @@ it, the links changed the queueing as well.
 """
 from __future__ import annotations
 
+import json
 import math
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
 from analysis import cc_guard
 from analysis.ablation import est_diff, est_mean
+from analysis.claims.westwood import LEVEL
 
 ROOT = Path(__file__).resolve().parents[1]
 HTB_ARM = "data/study004-paper-htb"
@@ -53,8 +54,6 @@ PATHS = {
     "bottleneck": ((2.0, 0.3, 0.5), (190.0, 180.0)),
 }
 UNIFORM_LINKS = 4
-LEVEL = {"client_server": "error_rate", "multihop_varied": "error_rate", "multihop_uniform": "bandwidth_mbit",
-         "bottleneck": "error_rate"}
 #: quantity -> (per-run column of load_campaign's rows, how the run's flow rows combine, unit)
 QUANTITIES = {
     "delay_ms": ("run_delay_mean_ms", "first", "ms"),
@@ -117,7 +116,7 @@ def effects(runs: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
             if not (h.n and s.n):
                 continue
             d = est_diff(s, h)
-            lo, hi = _interval(d, alpha)
+            lo, hi = d.interval(alpha)
             row = dict(experiment=exp, cc=cc, level=float(lv), quantity=q, unit=unit, n_htb=h.n, n_sf=s.n,
                        htb=h.mean, sf=s.mean, diff=d.mean, ci_low=lo, ci_high=hi,
                        moved=bool(np.isfinite(lo) and (lo > 0 or hi < 0)), tx_ms=math.nan, tx_inside=None)
@@ -130,16 +129,6 @@ def effects(runs: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     cols = ["experiment", "cc", "level", "quantity", "unit", "n_htb", "n_sf", "htb", "sf", "diff", "ci_low",
             "ci_high", "moved", "tx_ms", "tx_inside"]
     return pd.DataFrame(rows, columns=cols)
-
-
-def _interval(d, alpha: float) -> tuple[float, float]:
-    """t interval of a difference estimate (NaN without a standard error; the point when every run was equal)."""
-    if not (np.isfinite(d.mean) and np.isfinite(d.se)):
-        return math.nan, math.nan
-    if d.se == 0:
-        return d.mean, d.mean
-    t = float(_st.t.ppf(1 - alpha / 2, d.df)) if np.isfinite(d.df) and d.df > 0 else math.nan
-    return d.mean - t * d.se, d.mean + t * d.se
 
 
 def summary(eff: pd.DataFrame) -> pd.DataFrame:
@@ -161,7 +150,6 @@ def summary(eff: pd.DataFrame) -> pd.DataFrame:
 
 def _is_sf_bundle(d: Path) -> bool:
     """A bundle of campaign paper004 whose runs ran store-and-forward links (their run ids end ``__sf__repNN``)."""
-    import json
     try:
         meta = json.loads((d / "bundle.json").read_text())
     except (OSError, ValueError):
@@ -203,12 +191,3 @@ def load(htb_dir=None, sf_dir=None, complete_only: bool = True) -> pd.DataFrame 
     stamps = tuple((d / "bundle.json").stat().st_mtime_ns for d in (h, s))
     return _load_cached(str(h.resolve()), str(s.resolve()), stamps)
 
-
-def cell(eff: pd.DataFrame, experiment: str, quantity: str, cc: str | None = None, levels=None) -> pd.DataFrame:
-    """The rows of ``eff`` of ``experiment`` and ``quantity`` (and ``cc``, and ``levels`` when given)."""
-    m = (eff["experiment"] == experiment) & (eff["quantity"] == quantity)
-    if cc is not None:
-        m &= eff["cc"] == cc
-    if levels is not None:
-        m &= eff["level"].round(9).isin([round(float(v), 9) for v in levels])
-    return eff[m]

@@ -137,24 +137,22 @@ def delays_from_dequeue(df: pd.DataFrame) -> bool:
     return bool(len(df)) and col in df and bool(pd.to_numeric(df[col], errors="coerce").notna().all())
 
 
-def defect_runs(df: pd.DataFrame) -> tuple[set[str], set[str]]:
-    """(unguarded runs the kernel defect of the BPF ports hit, guarded runs where one ss sample caught it) of chain
-    rows ``df`` (``analysis.cc_guard.affected_runs`` and ``transient_runs``, docs/cc-guard.md)."""
-    from analysis import cc_guard
-    g = cc_guard._guarded(df)
-    return cc_guard.affected_runs(df, guarded=g), cc_guard.transient_runs(df, guarded=g)
-
-
-def without_defect(df: pd.DataFrame) -> pd.DataFrame:
-    """Chain rows ``df`` as the claims and their explanations use them: without the unguarded runs the defect hit,
-    and with no cwnd statistics for the guarded runs where a sample caught it (:func:`defect_runs`)."""
-    bad, transient = defect_runs(df)
-    out = df[~df["run_id"].astype(str).isin(bad)] if bad else df
-    if transient:
-        out = out.copy()
-        m = out["run_id"].astype(str).isin(transient)
-        out.loc[m, ["cwnd_max_pkts", "cwnd_mean_pkts"]] = np.nan
-    return out
+def judged_rows(ctx: core.Ctx) -> tuple[pd.DataFrame, set[str], set[str]]:
+    """(rows, bad, transient): chain rows ``ctx.df`` as the claims and their explanations use them, without the
+    unguarded runs the kernel defect of the BPF ports hit (``bad``) and with no cwnd statistics for the guarded runs
+    where one ss sample caught it (``transient``; ``analysis.cc_guard.split``, docs/cc-guard.md). Worked out once per
+    ctx (it reads the dataset's meta.json listing)."""
+    cache = ctx.__dict__.setdefault("_judged_rows", {})
+    if "rows" not in cache:
+        from analysis import cc_guard
+        df = ctx.df
+        bad, transient = cc_guard.split(df)
+        out = df[~df["run_id"].astype(str).isin(bad)] if bad else df
+        if transient:
+            out = out.copy()
+            out.loc[out["run_id"].astype(str).isin(transient), ["cwnd_max_pkts", "cwnd_mean_pkts"]] = np.nan
+        cache["rows"] = (out, bad, transient)
+    return cache["rows"]
 
 
 def run_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -766,8 +764,8 @@ def claims(ctx: core.Ctx, statements: pd.DataFrame, directory) -> list[dict]:
     Runs whose ss samples show the kernel defect of the BPF ports (``analysis.cc_guard.affected_runs``: a window of
     millions of packets, recorded before testbed/cc/cc_guard.h; docs/cc-guard.md) are left out, and every row says
     how many: such a run measures the defect, not the congestion control."""
-    bad, transient = defect_runs(ctx.df)
-    runs = run_table(without_defect(ctx.df))
+    rows, bad, transient = judged_rows(ctx)
+    runs = run_table(rows)
     out = []
     for st in statements.itertuples(index=False):
         s = _S(ctx, runs, st, Path(directory))

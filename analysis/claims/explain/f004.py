@@ -1,7 +1,7 @@
 """Explanations of study 004's verdicts other than "reproduced" (see analysis.claims.explain).
 
 Every number in a text comes from our runs (``ctx.df`` without the runs the claims leave out,
-``analysis.claims.westwood.without_defect``; one value per run as ``analysis.claims.westwood.run_table``
+``analysis.claims.westwood.judged_rows``; one value per run as ``analysis.claims.westwood.run_table``
 gives it: received bytes, mean one-way delay, cwnd), from the paper (its Tables 1-4, ``data/reference/004/``) or from
 the testbed's configuration (``PATHS``: the link rates and propagation delays of ``testbed/families/004/*.json``, the
 table of docs/families.md "Study 004"; ``PACKET_BYTES``), and the text says which. What a row was judged on (its target
@@ -36,8 +36,7 @@ from scipy import stats as _st
 from analysis import reference
 from analysis.claims import core, protocol
 from analysis.claims import westwood as ww
-from analysis.link_model004 import (PACKET_BYTES, PATHS, UNIFORM_LINKS, path_rates,  # noqa: F401  (re-exported)
-                                    store_and_forward_ms)
+from analysis.link_model004 import PACKET_BYTES, PATHS, UNIFORM_LINKS, path_rates, store_and_forward_ms
 
 PAPER_PROFILE = ("the paper profile of campaigns/paper004.yaml (all 10 levels of each table, 10 repetitions, 120-s "
                  "flows)")
@@ -133,7 +132,7 @@ def _num(x, nd: int = 1) -> str:
 def _runs(ctx: core.Ctx) -> pd.DataFrame:
     cache = ctx.__dict__.setdefault("_f004", {})
     if "runs" not in cache:
-        cache["runs"] = ww.run_table(ww.without_defect(ctx.df))
+        cache["runs"] = ww.run_table(ww.judged_rows(ctx)[0])
     return cache["runs"]
 
 
@@ -146,7 +145,7 @@ def level_means(ctx: core.Ctx, experiment: str, column: str, ccs, levels) -> dic
 
 def level_medians(ctx: core.Ctx, experiment: str, cc: str) -> dict:
     """{level: median over the runs of ``cc`` of their median one-way delay (ms, flow 1)} of ``experiment``."""
-    df = ww.without_defect(ctx.df)
+    df = ww.judged_rows(ctx)[0]
     if df.empty or "delay_median_ms" not in df:
         return {}
     d = df[(df["experiment"] == experiment) & (df["cc"] == cc) & (pd.to_numeric(df["flow"]) == 1)]
