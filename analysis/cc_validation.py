@@ -43,6 +43,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from analysis import markdown_table
+from analysis.cc_guard import CWND_IMPOSSIBLE_PKTS
 from analysis.errors import AnalysisError
 from analysis.figures.ss_samples import ccs_once_flowing, data_connection, parse_ss
 from analysis.ingest.compressed import open_decompressed
@@ -60,7 +61,9 @@ RATIO_MARGIN = 0.02          # TOST margin on the per-run median decrease ratio 
 ALPHA = 0.05
 RUN_COLUMNS = ["run", "rep", "cc", "implementation", "order_in_rep", "struct_ops_id", "object_sha256", "uname_r",
                "goodput_mbps", "sender_mbps", "retransmits", "n_events", "n_events_counted", "median_ratio",
-               "n_cwnd", "cc_seen", "guest_check", "valid", "problem"]
+               "n_cwnd", "cc_seen", "guest_check", "valid", "problem",
+               "loss_pct", "flows", "duration_s", "guard_ssthresh_repairs", "guard_cwnd_repairs",
+               "impossible_cwnd_samples"]
 
 
 # ---------------------------------------------------------------- reading one run
@@ -128,7 +131,13 @@ def load_run(run_dir) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
     row = {c: np.nan for c in RUN_COLUMNS}
     row.update(run=d.name, rep=meta.get("rep"), cc=cc, implementation=impl, order_in_rep=meta.get("order_in_rep"),
                struct_ops_id=meta.get("struct_ops_id"), object_sha256=meta.get("object_sha256"),
-               uname_r=meta.get("uname_r"), guest_check=meta.get("check"), valid=True, problem="")
+               uname_r=meta.get("uname_r"), guest_check=meta.get("check"), valid=True, problem="",
+               loss_pct=meta.get("loss_pct", np.nan), flows=meta.get("flows", 1),
+               duration_s=meta.get("duration_s", np.nan))
+    guard = meta.get("cc_guard")      # the port's kernel-defect guard counters over the run (absent: not recorded)
+    if isinstance(guard, dict):
+        row.update(guard_ssthresh_repairs=guard.get("guard_ssthresh_repairs", np.nan),
+                   guard_cwnd_repairs=guard.get("guard_cwnd_repairs", np.nan))
     problems = []
     if meta.get("check") not in (None, "pass"):
         problems.append(f"guest check: {meta.get('reason') or meta.get('check')}")
@@ -152,6 +161,9 @@ def load_run(run_dir) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
         problems.append("no ss.txt")
     else:
         samples = parse_ss(sp)
+        # every socket's samples, not only the data connection's: the defect's cwnd (docs/cc-guard.md) on any flow
+        row["impossible_cwnd_samples"] = int((pd.to_numeric(samples.get("cwnd_pkts"), errors="coerce")
+                                              >= CWND_IMPOSSIBLE_PKTS).sum()) if len(samples) else 0
         conn = data_connection(samples)
         conn = conn[conn["cwnd_pkts"].notna()]
         seen = ccs_once_flowing(conn)     # samples before iperf3 sets the CC show the default one
@@ -376,6 +388,28 @@ def cwnd_table(res: Results) -> pd.DataFrame:
 _f, _p, _mean_ci, _md = markdown_table.num, markdown_table.pvalue, markdown_table.mean_ci, markdown_table.table
 
 
+def guard_table(res: Results) -> pd.DataFrame:
+    """What the kernel-defect guard (testbed/cc/cc_guard.h, docs/cc-guard.md) met, per (cc, implementation) over the
+    valid runs: runs, flow_minutes (flows x run length, min), the guard's ssthresh and cwnd repairs (summed over the
+    runs that recorded its counters; NaN for the kernel's module, which has no guard, and for runs recorded before
+    the counters were), impossible_cwnd_samples (ss samples of any socket with cwnd >= 2^20 packets, which no path
+    here can hold: the defect visible to ss). Empty when no run recorded guard counters."""
+    v = res.valid_runs
+    if v.empty or v["guard_ssthresh_repairs"].isna().all():
+        return pd.DataFrame(columns=["cc", "implementation", "runs", "flow_minutes", "runs_with_counters",
+                                     "ssthresh_repairs", "cwnd_repairs", "impossible_cwnd_samples"])
+    rows = []
+    for (cc, impl), g in v.groupby(["cc", "implementation"], sort=True):
+        has = g["guard_ssthresh_repairs"].notna()
+        rows.append({"cc": cc, "implementation": impl, "runs": len(g),
+                     "flow_minutes": float((pd.to_numeric(g["flows"]) * pd.to_numeric(g["duration_s"])).sum() / 60),
+                     "runs_with_counters": int(has.sum()),
+                     "ssthresh_repairs": g.loc[has, "guard_ssthresh_repairs"].sum() if has.any() else np.nan,
+                     "cwnd_repairs": g.loc[has, "guard_cwnd_repairs"].sum() if has.any() else np.nan,
+                     "impossible_cwnd_samples": int(g["impossible_cwnd_samples"].fillna(0).sum())})
+    return pd.DataFrame(rows)
+
+
 def _nd(metric: str) -> int:
     return {"goodput": 3, "retransmits": 1, "median decrease ratio": 4}.get(metric, 3)
 
@@ -421,6 +455,16 @@ def report(res: Results, markdown: bool = False, per_run: bool = False) -> str:
                            f"{_f(r['kernel_p10'], 0)} / {_f(r['kernel_p50'], 0)} / {_f(r['kernel_p90'], 0)}",
                            r["bpf_n"], f"{_f(r['bpf_p10'], 0)} / {_f(r['bpf_p50'], 0)} / {_f(r['bpf_p90'], 0)}",
                            _f(r["ks_d"], 3), _p(r["ks_p"])] for _, r in cw.iterrows()]))
+        gt = guard_table(res)
+        if len(gt):
+            parts.append("\nThe kernel-defect guard (testbed/cc/cc_guard.h): its repairs over the runs (the kernel's"
+                         " module has none), and ss samples of any socket with cwnd >= 2^20 packets:\n")
+            parts.append(_md(["CC", "implementation", "runs", "flow-minutes", "ssthresh repairs", "cwnd repairs",
+                              "ss samples with cwnd >= 2^20"],
+                             [[r["cc"], r["implementation"], r["runs"], _f(r["flow_minutes"], 1),
+                               "—" if pd.isna(r["ssthresh_repairs"]) else int(r["ssthresh_repairs"]),
+                               "—" if pd.isna(r["cwnd_repairs"]) else int(r["cwnd_repairs"]),
+                               r["impossible_cwnd_samples"]] for _, r in gt.iterrows()]))
         if per_run:
             parts.append("\nPer run:\n")
             parts.append(_md(["run", "order", "goodput (Mbit/s)", "retransmits", "events (counted)", "median ratio",
@@ -436,6 +480,9 @@ def report(res: Results, markdown: bool = False, per_run: bool = False) -> str:
         parts.append(cmp_.to_string(index=False))
         parts.append("\n" + rat.to_string(index=False))
         parts.append("\n" + cw.to_string(index=False))
+        gt = guard_table(res)
+        if len(gt):
+            parts.append("\n" + gt.to_string(index=False))
         if per_run:
             parts.append("\n" + res.runs.drop(columns=["object_sha256"]).to_string(index=False))
     if len(bad):

@@ -2,11 +2,14 @@
 # Options and validation shared by both capture tools (sourced, not executed): capture_tools/run_experiment.sh
 # (netns) and testbed/vagrant/run_experiment.sh (VMs) take the same options and reject the same bad values.
 # parse_experiment_args BACKEND "$@" sets: backend out experiment cc cc2 cbr_mbps path_mode link_delay_ms loss_pct
-# duration_s flow2_offset_s path_skew_ms queue_model rep. Every value is checked here, before any root command runs.
+# duration_s flow2_offset_s path_skew_ms queue_model udp_len_bytes tcp_recovery rep. Every value is checked here, before any root command runs.
 # queue_model: "" (the backend's own: fifo-after-delay with the shim, tbf-netem with netem) or one of
 # fifo-after-delay, tbf-netem, netem-tbf (testbed/nodes/switch.sh, docs/netem-semantics.md).
 # udp_len_bytes: "" (iperf3's own default: the control connection's MSS since iperf3 3.1.5) or the UDP payload per
 # datagram, 16..65507 bytes (iperf3 -l; 8192 was iperf3's default up to 3.1.4), udp_fairness only.
+# tcp_recovery: "" (the kernel's default, 1: RACK loss detection alone) or the senders' net.ipv4.tcp_recovery bitmap
+# 0..7 (0: the classic RFC 6675 DUPACK-threshold detection without RACK; 2 adds RACK's static reordering window,
+# 4 turns off the DUPACK heuristic; Documentation/networking/ip-sysctl.rst).
 # shellcheck disable=SC2034  # the variables are the callers'
 die() { echo "error: $*" >&2; exit 2; }
 num() { [[ "$1" =~ ^[0-9]+([.][0-9]+)?$ ]]; }
@@ -39,11 +42,11 @@ parse_experiment_args() {
     local want=$1
     shift
     backend="" out="" experiment="" cc="" cc2="" cbr_mbps="" path_mode="" link_delay_ms="" loss_pct="" duration_s=""
-    flow2_offset_s=0 path_skew_ms=0 rep=1 queue_model="" udp_len_bytes=""
+    flow2_offset_s=0 path_skew_ms=0 rep=1 queue_model="" udp_len_bytes="" tcp_recovery=""
     parse_long_options "--backend=backend --out=out --experiment=experiment --cc=cc --cc2=cc2 --cbr-mbps=cbr_mbps
         --path-mode=path_mode --link-delay-ms=link_delay_ms --loss-pct=loss_pct --duration-s=duration_s
         --flow2-offset-s=flow2_offset_s --path-skew-ms=path_skew_ms --queue-model=queue_model --udp-len-bytes=udp_len_bytes
-        --rep=rep" "$@"
+        --tcp-recovery=tcp_recovery --rep=rep" "$@"
     [[ "$backend" == "$want" ]] || die "--backend must be $want for this capture tool, got '$backend'"
     [[ -n "$out" ]] || die "--out is required"
     [[ "$experiment" =~ ^(single_vs_multi|link_delay|loss_rate|tcp_fairness|udp_fairness)$ ]] || die "bad --experiment '$experiment'"
@@ -67,6 +70,7 @@ parse_experiment_args() {
         fi
         [[ -n "$cbr_mbps" ]] || die "--udp-len-bytes needs the UDP flow (--cbr-mbps)"
     fi
+    [[ -z "$tcp_recovery" || "$tcp_recovery" =~ ^[0-7]$ ]] || die "--tcp-recovery must be a bitmap 0..7, got '$tcp_recovery'"
     [[ "$rep" =~ ^[1-9][0-9]*$ ]] || die "--rep must be a positive integer"
     [[ $EUID -eq 0 ]] || die "the $want backend needs root"
     if [[ -e "$out/COMPLETE" || -e "$out/SKIPPED" ]]; then die "$out is already finished; refusing to overwrite"; fi

@@ -4,6 +4,7 @@
 #        --path-mode M --link-delay-ms D --loss-pct L --duration-s T [--flow2-offset-s S] [--path-skew-ms K] [--rep N]
 #        [--queue-model fifo-after-delay|tbf-netem|netem-tbf|netem-tbf-k6]   (the switches' buffer and delay: testbed/nodes/switch.sh)
 #        [--udp-len-bytes N]                                    (UDP payload per datagram, iperf3 -l; with --cbr-mbps)
+#        [--tcp-recovery 0..7]                                  (the senders' net.ipv4.tcp_recovery; unset: the kernel's)
 # exit 0 = COMPLETE, 3 = SKIPPED, other = failed.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -57,6 +58,8 @@ if [[ -z "$queue_model_used" ]]; then
     [[ "$(jq -r .mechanism.delay <<<"$features")" == netem ]] && queue_model_used=tbf-netem
 fi
 for h in src1 src2; do
+    # the senders' loss detection (per namespace; a new namespace starts with the kernel's default)
+    [[ -z "$tcp_recovery" ]] || ip netns exec "$P$h" sysctl -qw "net.ipv4.tcp_recovery=$tcp_recovery"
     if [[ "$cc" == bbr || "$cc2" == bbr ]]; then ip netns exec "$P$h" bash "$TB/nodes/host.sh" --fq >>"$LOG" 2>&1 || true; fi
 done
 
@@ -162,15 +165,16 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
    --arg qd "$(printf '%b' "$qd")" --arg exp "$experiment" --arg cc "$cc" --arg cc2 "$cc2" --arg cbr "$cbr_mbps" \
    --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson t "$duration_s" \
    --argjson off "$flow2_offset_s" --argjson k "$path_skew_ms" --argjson rep "$rep" --arg qm "$queue_model_used" \
-   --argjson shim_stats "$shim_stats" --arg ulen "$udp_len_bytes" \
+   --argjson shim_stats "$shim_stats" --arg ulen "$udp_len_bytes" --arg rec "$tcp_recovery" \
    --argjson self_check "$self_check" --argjson host_load "$host_load" --arg ssi "$SS_INTERVAL_S" --argjson cc_impl "$cc_impl" --argjson cc_guard "$(guard_summary "$guard0" "$guard1")" \
    --argjson burst "$(jq .defaults.tbf_burst_bytes.netns "$TB/topology.json")" \
-   --arg sysctls "$(ip netns exec "${P}src1" sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling)" \
+   --arg sysctls "$(ip netns exec "${P}src1" sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling net.ipv4.tcp_recovery)" \
    --arg iperf3v "$(iperf3 --version 2>&1 | sed -n 1p)" --arg tcpdumpv "$(tcpdump --version 2>&1 | sed -n 1p)" \
    '{params: ($params + {experiment:$exp, cc:$cc, cc2:(if $cc2=="" then null else $cc2 end),
        cbr_mbps:(if $cbr=="" then null else ($cbr|tonumber) end), path_mode:$pm, link_delay_ms:$d, loss_pct:$l,
        duration_s:$t, flow2_offset_s:$off, path_skew_ms:$k, queue_model:$qm,
-       udp_len_bytes:(if $ulen == "" then null else ($ulen|tonumber) end), rep:$rep, backend:"netns"}),
+       udp_len_bytes:(if $ulen == "" then null else ($ulen|tonumber) end),
+       tcp_recovery:(if $rec == "" then null else ($rec|tonumber) end), rep:$rep, backend:"netns"}),
      backend:"netns", host:$host, kernel:$kernel, start_time:$start, sysctls:($sysctls|split("\n")), qdisc:$qd,
      tool_versions:{iperf3:$iperf3v, tcpdump:$tcpdumpv},
      delay_mechanism:$features.mechanism.delay, round_robin_mechanism:(if $pm=="multipath" then $features.mechanism.round_robin else "none" end),

@@ -70,6 +70,24 @@ def test_queue_model_is_a_factor_that_leaves_earlier_campaigns_unchanged(tmp_pat
         and r.run_id == "udp_fairness__cubic__multipath__d10ms__l0pct__cbr12mbps__rep01"
 
 
+def test_tcp_recovery_is_a_factor_named_in_run_ids_params_and_flags(tmp_path):
+    """tcp_recovery (the senders' net.ipv4.tcp_recovery) multiplies the runs like queue_model; unset, nothing changes."""
+    f = tmp_path / "r.yaml"
+    f.write_text("name: r\ndefaults: {tcp_recovery: [1, 0], queue_model: tbf-netem}\n"
+                 "experiments: [{experiment: loss_rate, cc: [reno, bic], loss_pct: [0, 1]}]\n")
+    runs = load_campaign(f).runs
+    assert len(runs) == 2 * 2 * 2 and sorted({r.tcp_recovery for r in runs}) == [0, 1]
+    r = next(r for r in runs if r.tcp_recovery == 0 and r.cc == "bic" and r.loss_pct == 1)
+    assert r.run_id == "loss_rate__bic__multipath__d10ms__l1pct__rec0__q-tbf-netem__rep01"
+    assert r.params()["tcp_recovery"] == 0 and r.args()[-2:] == ["--tcp-recovery", "0"]
+    f.write_text("name: o\nexperiments: [{experiment: loss_rate, cc: cubic, loss_pct: 1}]\n")
+    r, = load_campaign(f).runs
+    assert r.tcp_recovery is None and "tcp_recovery" not in r.params() and "--tcp-recovery" not in r.args()
+    c = load_campaign(REPO / "campaigns/recovery000.yaml")
+    assert len(c.runs) == 90 and {r.tcp_recovery for r in c.runs} == {0, 1}
+    assert all(r.queue_model == "tbf-netem" and r.duration_s == 100 for r in c.runs)
+
+
 @pytest.mark.parametrize("name", ["paper", "quick", "smoke"])
 def test_study_000_profiles_run_the_paper_faithful_switch_and_datagram(name):
     """Issue 28 item 5: paper, quick and smoke run the switch as the paper describes it (NetEm's 100-packet limit
@@ -118,6 +136,9 @@ def test_order_is_seeded():
     ("experiments: [{experiment: udp_fairness, cc: cubic, cbr_mbps: 12, udp_len_bytes: 70000}]",
      "udp_len_bytes must be an integer 16..65507"),
     ("experiments: [{experiment: loss_rate, cc: cubic, udp_len_bytes: 8192}]", "belongs only to udp_fairness"),
+    ("experiments: [{experiment: loss_rate, cc: cubic, tcp_recovery: 8}]", "tcp_recovery must be an integer 0..7"),
+    ("defaults: {tcp_recovery: rack}\nexperiments: [{experiment: loss_rate, cc: cubic}]",
+     "tcp_recovery must be an integer 0..7"),
 ])
 def test_bad_campaigns_rejected(tmp_path, body, msg):
     f = tmp_path / "c.yaml"

@@ -266,3 +266,44 @@ def test_growth_after_recovery_known_answer():
     r = g.iloc[0]
     assert r["w_max_pkts"] == 30 and r["cwnd_start_pkts"] == 20 and r["ts"] == pytest.approx(0.03)
     assert r["cwnd_after_rtt_pkts"] == 26 and r["growth_pkts_per_rtt"] == 6
+
+
+# ---------------------------------------------------------------- the kernel-defect guard's counters
+def _with_guard(d: Path, ssthresh_repairs, cwnd_repairs, flows=1, duration_s=30):
+    meta = json.loads((d / "run.json").read_text())
+    meta.update(flows=flows, duration_s=duration_s, loss_pct=8)
+    if ssthresh_repairs is not None:
+        meta["cc_guard"] = {"guard_ssthresh_repairs": ssthresh_repairs, "guard_cwnd_repairs": cwnd_repairs}
+    else:
+        meta["cc_guard"] = None
+    (d / "run.json").write_text(json.dumps(meta))
+    return d
+
+
+def test_guard_counters_and_impossible_cwnd_samples(tmp_path):
+    # the defect as ss shows it: one sample with a cwnd of 240,591,796 packets (on the data connection)
+    defect = BIC_SAMPLES[:4] + [(240_591_796, 139)] + BIC_SAMPLES[4:]
+    _with_guard(write_run(tmp_path, 1, "westwood", "bpf", 9.0, 80, defect), 3, 2, flows=6, duration_s=60)
+    _with_guard(write_run(tmp_path, 2, "westwood", "bpf", 9.1, 81, BIC_SAMPLES), 1, 0, flows=6, duration_s=60)
+    _with_guard(write_run(tmp_path, 1, "westwood", "kernel", 9.2, 82, BIC_SAMPLES), None, None, flows=6,
+                duration_s=60)
+    res = cv.load_results(tmp_path)
+    runs = res.runs.set_index("run")
+    assert runs.loc["rep01-westwood-bpf", "impossible_cwnd_samples"] == 1
+    assert runs.loc["rep02-westwood-bpf", "impossible_cwnd_samples"] == 0
+    assert runs.loc["rep01-westwood-bpf", "guard_ssthresh_repairs"] == 3
+    assert np.isnan(runs.loc["rep01-westwood-kernel", "guard_ssthresh_repairs"])
+    gt = cv.guard_table(res).set_index("implementation")
+    assert gt.loc["bpf", "runs"] == 2 and gt.loc["bpf", "flow_minutes"] == pytest.approx(12.0)
+    assert gt.loc["bpf", "ssthresh_repairs"] == 4 and gt.loc["bpf", "cwnd_repairs"] == 2
+    assert gt.loc["bpf", "impossible_cwnd_samples"] == 1
+    assert gt.loc["kernel", "runs_with_counters"] == 0 and np.isnan(gt.loc["kernel", "ssthresh_repairs"])
+    md = cv.report(res, markdown=True)
+    assert "| westwood | bpf | 2 | 12.0 | 4 | 2 | 1 |" in md
+    assert "| westwood | kernel | 1 | 6.0 | — | — | 0 |" in md
+
+
+def test_no_guard_table_without_counters(tmp_path):
+    res = cv.load_results(make_results(tmp_path, [9.4, 9.5], [9.4, 9.5]))
+    assert cv.guard_table(res).empty
+    assert "kernel-defect guard" not in cv.report(res, markdown=True)

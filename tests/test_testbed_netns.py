@@ -96,6 +96,9 @@ def test_bad_parameter_fails_before_any_root_command(env, tmp_path):
                "--path-mode", "multipath", "--link-delay-ms", "10", "--loss-pct", "0", "--duration-s", "4",
                "--udp-len-bytes", "70000")
     assert res.returncode == 2 and res.stderr.startswith("error: --udp-len-bytes must be") and not (tmp_path / "bad-len").exists()
+    res = _run(env, tmp_path / "bad-rec", "--experiment", "loss_rate", "--cc", "cubic", "--path-mode", "multipath",
+               "--link-delay-ms", "10", "--loss-pct", "1", "--duration-s", "4", "--tcp-recovery", "rack")
+    assert res.returncode == 2 and res.stderr.startswith("error: --tcp-recovery must be") and not (tmp_path / "bad-rec").exists()
     res = _run({**env, "MPCC_CAPTURE_START_S": "soon"}, tmp_path / "bad-wait", "--experiment", "udp_fairness", "--cc",
                "cubic", "--cbr-mbps", "12", "--path-mode", "multipath", "--link-delay-ms", "10", "--loss-pct", "0",
                "--duration-s", "4")
@@ -109,6 +112,21 @@ def test_help_prints_usage_and_touches_nothing(env, tmp_path):
     res = subprocess.run(["bash", str(ROOT / "capture_tools" / "run_experiment.sh"), "--help"], env=env,
                          capture_output=True, text=True)
     assert res.returncode == 0 and res.stdout.splitlines()[1].startswith("usage: run_experiment.sh --backend netns")
+    assert _namespaces(env["MPCC_NS_PREFIX"]) == []
+
+
+def test_tcp_recovery_is_set_in_the_sender_namespaces(env, tmp_path):
+    """--tcp-recovery N sets net.ipv4.tcp_recovery in src1/src2 (read back from src1 into meta.json's sysctls, and
+    params.tcp_recovery); without it the namespaces keep the kernel's default (1, RACK) and params say null."""
+    for rec, want in (("0", "0"), (None, "1")):
+        out = tmp_path / f"rec-{rec}"
+        res = _run(env, out, "--experiment", "loss_rate", "--cc", "reno", "--path-mode", "multipath",
+                   "--link-delay-ms", "10", "--loss-pct", "1", "--duration-s", "3",
+                   *(("--tcp-recovery", rec) if rec is not None else ()))
+        assert res.returncode == 0, res.stderr
+        meta = json.loads((out / "meta.json").read_text())
+        assert f"net.ipv4.tcp_recovery = {want}" in meta["sysctls"]
+        assert meta["params"]["tcp_recovery"] == (int(rec) if rec is not None else None)
     assert _namespaces(env["MPCC_NS_PREFIX"]) == []
 
 

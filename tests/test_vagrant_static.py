@@ -113,6 +113,9 @@ def test_backend_rejects_bad_prefix():
     (["--backend", "vagrant", "--out", "X", "--experiment", "single_vs_multi", "--cc", "vegas"], "--cc must be one of"),
     (["--backend", "vagrant", "--out", "X", "--experiment", "single_vs_multi", "--cc", "cubic", "--path-mode", "x"],
      "--path-mode must be single or multipath"),
+    (["--backend", "vagrant", "--out", "X", "--experiment", "loss_rate", "--cc", "cubic", "--path-mode", "multipath",
+      "--link-delay-ms", "10", "--loss-pct", "1", "--duration-s", "5", "--tcp-recovery", "9"],
+     "--tcp-recovery must be a bitmap 0..7"),
 ])
 def test_vagrant_run_experiment_rejects_bad_input(tmp_path, args, msg):
     r = _run(["bash", str(VDIR / "run_experiment.sh"), *args], cwd=tmp_path)

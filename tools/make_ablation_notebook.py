@@ -35,16 +35,7 @@ alpha = 0.05                           # 1 - confidence level of the CIs
 n_boot = 9999                          # bootstrap resamples (scorecards per arm)
 filters = {}                           # column -> value or list of values, e.g. {"cc": ["reno", "cubic"]}'''
 
-SETUP = '''import sys
-import pathlib
-
-REPO = pathlib.Path.cwd().resolve().parent  # notebooks/ -> repository root (works without `pip install -e .`)
-if (REPO / "analysis" / "__init__.py").is_file() and str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-import warnings
-
-import matplotlib.pyplot as plt
+SETUP = nbgen.setup('''import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
@@ -55,11 +46,7 @@ from analysis.claims.core import headline
 from analysis.claims.side_by_side import change_counts, side_by_side, transitions
 from analysis.dataset import load_campaign
 from analysis.figures import band_panels, legend_outside, readable, save_figure, save_table, set_style
-from analysis.figures.coverage import apply_filters
-
-warnings.filterwarnings("ignore", category=FutureWarning)  # library deprecation notices are not results
-warnings.filterwarnings("ignore", category=DeprecationWarning)
-set_style(tables=True)
+from analysis.figures.coverage import apply_filters''', '''set_style(tables=True)
 df = load_campaign(campaign_dir, progress=False, derived_dir=derived_dir)
 runs = df.attrs["runs"]
 df = apply_filters(df, filters)
@@ -70,7 +57,7 @@ per_arm = one.groupby(["queue_model", one["udp_len_bytes"].astype(object).fillna
 print(f"campaign {df['campaign'].iloc[0] if len(df) else '(no complete runs)'}: {df['run_id'].nunique()} complete runs "
       f"of {len(runs)}; run length {', '.join(f'{x:g}' for x in sorted(df['duration_s'].dropna().unique()))} s; "
       f"kernel {', '.join(sorted(df['kernel'].dropna().unique()))}")
-display(readable(per_arm.rename("runs").reset_index().rename(columns={"udp_len_bytes": "UDP datagram"})))'''
+display(readable(per_arm.rename("runs").reset_index().rename(columns={"udp_len_bytes": "UDP datagram"})))''')
 
 QUANT = '''q = ablation.quantities(df)
 eff = ablation.effects(q)

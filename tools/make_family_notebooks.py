@@ -10,16 +10,7 @@ import nbgen
 ROOT = Path(__file__).resolve().parents[1]
 NB = ROOT / "notebooks"
 
-SETUP = '''import sys
-import pathlib
-
-REPO = pathlib.Path.cwd().resolve().parent  # notebooks/ -> repository root (works without `pip install -e .`)
-if (REPO / "analysis" / "__init__.py").is_file() and str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-import warnings
-
-import matplotlib.pyplot as plt
+SETUP = nbgen.setup('''import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import display
 
@@ -28,11 +19,7 @@ from analysis.claims.registry import evaluate
 from analysis.dataset import load_campaign
 from analysis.figures import (bar_ci, label, legend_outside, line_ci, mean_ci, readable, save_figure, save_table,
                               set_style)
-from analysis.figures.coverage import apply_filters
-
-warnings.filterwarnings("ignore", category=FutureWarning)  # library deprecation notices are not results
-warnings.filterwarnings("ignore", category=DeprecationWarning)
-set_style()
+from analysis.figures.coverage import apply_filters''', '''set_style()
 pd.set_option("display.precision", 3)
 pd.set_option("display.max_columns", 40)
 pd.set_option("display.max_rows", 300)
@@ -49,7 +36,7 @@ for r in runs.query("status == 'skipped'")["reason"].unique():
     print("not measured:", r)
 from analysis import cc_impl
 from analysis.dataset import run_metas
-print("congestion controls that ran:", cc_impl.line(cc_impl.implementations(run_metas(campaign_dir))))'''
+print("congestion controls that ran:", cc_impl.line(cc_impl.implementations(run_metas(campaign_dir))))''')
 
 
 def params(default, compare=None):

@@ -5,6 +5,25 @@ from pathlib import Path
 
 import nbformat as nbf
 
+#: the set-up cell's first lines: the repository on sys.path when the notebook runs from notebooks/
+_PATH = '''import sys
+import pathlib
+
+REPO = pathlib.Path.cwd().resolve().parent  # notebooks/ -> repository root (works without `pip install -e .`)
+if (REPO / "analysis" / "__init__.py").is_file() and str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import warnings
+'''
+_QUIET = '''warnings.filterwarnings("ignore", category=FutureWarning)  # library deprecation notices are not results
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+'''
+
+
+def setup(imports: str, body: str) -> str:
+    """A notebook's set-up cell: the repository on sys.path, ``imports``, library warnings silenced, then ``body``."""
+    return f"{_PATH}\n{imports}\n\n{_QUIET}{body}"
+
 
 def write(path: Path, mpcc: dict, cells) -> None:
     """The notebook at ``path``: a python3 kernel, metadata ``mpcc`` (family, default_data, campaign), ``cells``."""

@@ -26,6 +26,9 @@ QUEUE_MODELS = ("fifo-after-delay", "tbf-netem", "netem-tbf", "netem-tbf-k6")
 # UDP payload per datagram of udp_fairness's CBR flow (iperf3 -l), bytes; not given: iperf3's own default (the control
 # connection's MSS since 3.1.5; 8192 up to 3.1.4, the paper's era: docs/netem-semantics.md section 5)
 UDP_LEN_BYTES = (16, 65507)
+# the senders' net.ipv4.tcp_recovery bitmap (0 classic DUPACK-threshold loss detection, 1 RACK, +2 static reordering
+# window, +4 no DUPACK heuristic); not given: the kernel's default (1 on every kernel since 4.4)
+TCP_RECOVERY = range(0, 8)
 TWO_FLOW = ("tcp_fairness", "udp_fairness")  # experiments with a second flow (starting at flow2_offset_s)
 
 # name: (type, minimum, maximum)
@@ -59,6 +62,7 @@ class Run:
     cbr_mbps: float | None = None
     queue_model: str | None = None
     udp_len_bytes: int | None = None
+    tcp_recovery: int | None = None
     family = FAMILY
 
     @property
@@ -71,6 +75,8 @@ class Run:
             parts.append(f"len{self.udp_len_bytes}B")
         if self.path_skew_ms:
             parts.append(f"skew{_num(self.path_skew_ms)}ms")
+        if self.tcp_recovery is not None:
+            parts.append(f"rec{self.tcp_recovery}")
         if self.queue_model is not None:
             parts.append(f"q-{self.queue_model}")
         parts.append(f"rep{self.rep:02d}")
@@ -82,6 +88,8 @@ class Run:
             d["queue_model"] = self.queue_model
         if self.udp_len_bytes is not None:
             d["udp_len_bytes"] = self.udp_len_bytes
+        if self.tcp_recovery is not None:
+            d["tcp_recovery"] = self.tcp_recovery
         d["rep"] = self.rep
         d["run_id"] = self.run_id
         return d
@@ -102,6 +110,8 @@ class Run:
             out += ["--queue-model", self.queue_model]
         if self.udp_len_bytes is not None:
             out += ["--udp-len-bytes", str(self.udp_len_bytes)]
+        if self.tcp_recovery is not None:
+            out += ["--tcp-recovery", str(self.tcp_recovery)]
         return out
 
 
@@ -117,7 +127,7 @@ def _check_cc(value, where: str, key: str = "cc") -> str:
 
 def expand(exp: dict, defaults: dict, reps: int, where: str) -> list[Run]:
     name, e_reps = experiment_header(exp, tuple(EXPERIMENTS), set(NUMERIC) | {"cc", "cc_pair", "path_mode", "queue_model",
-                                                                            "udp_len_bytes"},
+                                                                            "udp_len_bytes", "tcp_recovery"},
                                      reps, where)
     merged = {**defaults, **{k: v for k, v in exp.items() if k not in ("experiment", "reps")}}
 
@@ -161,27 +171,31 @@ def expand(exp: dict, defaults: dict, reps: int, where: str) -> list[Run]:
                             f"got {u!r}")
         if name != "udp_fairness":
             raise UserError(f"{where}: udp_len_bytes belongs only to udp_fairness")
+    recs = _as_list(merged.pop("tcp_recovery", None))
+    for r in recs:
+        if r is not None and (isinstance(r, bool) or not isinstance(r, int) or r not in TCP_RECOVERY):
+            raise UserError(f"{where}: tcp_recovery must be an integer 0..7 (net.ipv4.tcp_recovery), got {r!r}")
     factors = {k: [_check_number(k, v, where) for v in _as_list(merged[k])] for k in NUMERIC if k in merged}
     for k, vals in factors.items():
         if not vals:
             raise UserError(f"{where}: {k} is an empty list")
     keys = list(factors)
     runs = []
-    for (cc, cc2), mode, qm, ulen, combo in itertools.product(cc_opts, modes, qmodels, ulens,
-                                                              itertools.product(*factors.values())):
+    for (cc, cc2), mode, qm, ulen, rec, combo in itertools.product(cc_opts, modes, qmodels, ulens, recs,
+                                                                   itertools.product(*factors.values())):
         vals = dict(zip(keys, combo))
         if vals["flow2_offset_s"] >= vals["duration_s"] and name in TWO_FLOW:
             raise UserError(f"{where}: flow2_offset_s must be shorter than duration_s")
         for rep in range(1, e_reps + 1):
             runs.append(Run(experiment=name, cc=cc, cc2=cc2, path_mode=mode, rep=rep, queue_model=qm, udp_len_bytes=ulen,
-                            cbr_mbps=vals.get("cbr_mbps"), **{k: vals[k] for k in keys if k != "cbr_mbps"}))
+                            tcp_recovery=rec, cbr_mbps=vals.get("cbr_mbps"), **{k: vals[k] for k in keys if k != "cbr_mbps"}))
     return runs
 
 
 
 
 def check_defaults(defaults: dict, where: str) -> None:
-    unknown = set(defaults) - set(NUMERIC) - {"path_mode", "queue_model", "udp_len_bytes"}
+    unknown = set(defaults) - set(NUMERIC) - {"path_mode", "queue_model", "udp_len_bytes", "tcp_recovery"}
     if unknown:
         raise UserError(f"{where}: unknown default(s) {', '.join(sorted(unknown))}")
 

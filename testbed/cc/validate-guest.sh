@@ -17,7 +17,8 @@
 # (blocks `# ts=<epoch>`).
 # Per run OUT/runs/repNN-CC-IMPL/ (repNN-CC-lL-fF-IMPL when --losses, --flows or --rtt-ms is not the default):
 # iperf3.json, ss.txt, run.json (implementation, the CC name run, loss, flows, RTT, struct_ops id, object sha256,
-# uname -r, `lsmod | grep tcp_` and the CC name check of the ss samples), during.txt (lsmod, struct_ops and the
+# uname -r, `lsmod | grep tcp_`, the CC name check of the ss samples and, for a port, cc_guard: the repair counters
+# of its kernel-defect guard over the run, testbed/cc/cc_guard.h, null without one), during.txt (lsmod, struct_ops and the
 # available CCs 3 s into the flow), kernel.log (the kernel log written during the run, `dmesg -w`). OUT/setup.json describes the machine and the path.
 # Nothing stays registered and no namespace is left, also on interrupt. Exit 0 when every run passed its checks,
 # 1 when a run failed a check (its run.json says which), 2 on bad usage / a set-up error.
@@ -225,6 +226,7 @@ ss_step_us=$(awk -v s="$ss_interval" 'BEGIN {printf "%d", s * 1000000}')
 FAILED=0
 run_one() { # REP CC IMPL ORDER LOSS FLOWS
     local rep=$1 cc=$2 impl=$3 order=$4 loss=$5 nflows=$6 dir obj="" sha="" id="" t0 t1 crc=0 srv smp cli klog name tag=""
+    local guard=null
     (( case_in_name )) && tag="-l${loss}-f${nflows}"
     dir=$(printf '%s/runs/rep%02d-%s%s-%s' "$out" "$rep" "$cc" "$tag" "$impl")
     mkdir -p "$dir"
@@ -278,6 +280,9 @@ run_one() { # REP CC IMPL ORDER LOSS FLOWS
     kill "$srv" 2>/dev/null || true; wait "$srv" 2>/dev/null || true
     PIDS=()
     if [[ $impl == bpf ]]; then
+        # the kernel-defect guard's repair counters of this registration (cc_guard.h; null for an object without it)
+        guard=$(guard_counters "$cc" 2>/dev/null) || guard=null
+        [[ -n "$guard" ]] || guard=null
         unregister_ours
         [[ -z "$(struct_ops_id "$cc")" ]] || die "struct_ops $cc (id $id) still registered after unregister"
     fi
@@ -295,13 +300,13 @@ run_one() { # REP CC IMPL ORDER LOSS FLOWS
         --arg id "$id" --arg obj "$objname" \
         --arg sha "$sha" --arg uname "$(uname -r)" \
         --arg lsmod "$lsmod_txt" --arg t0 "$t0" --arg t1 "$t1" --argjson dur "$duration" --arg ssi "$ss_interval" \
-        --argjson crc "$crc" --argjson ok "$ok" --argjson bad "$bad" --arg names "$names" --arg check "$check" --arg why "$why" \
+        --argjson crc "$crc" --argjson guard "$guard" --argjson ok "$ok" --argjson bad "$bad" --arg names "$names" --arg check "$check" --arg why "$why" \
         '{rep:$rep, cc:$cc, implementation:$impl, order_in_rep:$order, cc_name:$name, loss_pct:$loss, flows:$nflows,
           ack_path_delay_ms:$rtt,
           struct_ops_id:(if $id == "" then null else ($id|tonumber) end),
           object:(if $obj == "" then null else $obj end), object_sha256:(if $sha == "" then null else $sha end),
           uname_r:$uname, lsmod_tcp:$lsmod, started_utc:$t0, ended_utc:$t1, duration_s:$dur,
-          ss_interval_s:($ssi|tonumber), iperf3_exit:$crc,
+          ss_interval_s:($ssi|tonumber), iperf3_exit:$crc, cc_guard:$guard,
           ss_cc_check:{expected:$name, matched_lines:$ok, other_lines:$bad,
                        other_names:(if $names == "" then [] else ($names|split(",")) end)},
           check:$check, reason:(if $why == "" then null else $why end)}' >"$dir/run.json"

@@ -62,6 +62,8 @@ qm_opt=()
 [[ -z "$queue_model" ]] || qm_opt=(--queue-model "$queue_model")
 bash "$BE" up --path-mode "$path_mode" --link-delay-ms "$link_delay_ms" --loss-pct "$loss_pct" --path-skew-ms "$path_skew_ms" "${fq_opt[@]}" "${qm_opt[@]}" 2>>"$LOG"
 features=$(bash "$BE" features 2>>"$LOG")
+# the senders' loss detection: set on every run (the VMs outlive runs; unset means the kernel's default, 1)
+for n in src1 src2; do on "$n" "sysctl -qw net.ipv4.tcp_recovery=${tcp_recovery:-1}" >>"$LOG" 2>&1; done
 
 host_sched=$(bash "$BE" host-sched 2>>"$LOG") || host_sched='null'
 jq -e . >/dev/null 2>&1 <<<"$host_sched" || host_sched='null'
@@ -207,10 +209,10 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
    --arg qd "$(printf '%b' "$qd")" --arg exp "$experiment" --arg cc "$cc" --arg cc2 "$cc2" --arg cbr "$cbr_mbps" \
    --arg pm "$path_mode" --argjson d "$link_delay_ms" --argjson l "$loss_pct" --argjson t "$duration_s" \
    --argjson off "$flow2_offset_s" --argjson k "$path_skew_ms" --argjson rep "$rep" \
-   --arg sysctls "$(on src1 "sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling")" \
+   --arg sysctls "$(on src1 "sysctl net.ipv4.tcp_sack net.ipv4.tcp_dsack net.ipv4.tcp_timestamps net.ipv4.tcp_window_scaling net.ipv4.tcp_recovery")" \
    --arg iperf3v "$(on src1 "iperf3 --version 2>&1 | sed -n 1p")" --arg tcpdumpv "$(on router1 "tcpdump --version 2>&1 | sed -n 1p")" \
    --arg host_kernel "$(uname -r)" --arg host "$(uname -n)" --arg provider "${VAGRANT_DEFAULT_PROVIDER:-libvirt}" --argjson cc_impl "$cc_impl" \
-   --arg qm "$queue_model" --arg ulen "$udp_len_bytes" \
+   --arg qm "$queue_model" --arg ulen "$udp_len_bytes" --arg rec "$tcp_recovery" \
    '($pm == "multipath") as $mp
     | (if $mp then $d + $k else $d end) as $exp_rtt
     | (if $rtt == null then false else (($rtt - $exp_rtt) <= 3 and ($exp_rtt - $rtt) <= 1) end) as $rtt_ok
@@ -220,6 +222,7 @@ jq -n --argjson params "$params" --argjson features "$features" --arg start "$st
        cbr_mbps:(if $cbr=="" then null else ($cbr|tonumber) end), path_mode:$pm, link_delay_ms:$d, loss_pct:$l,
        duration_s:$t, flow2_offset_s:$off, path_skew_ms:$k, rep:$rep, backend:"vagrant",
        udp_len_bytes:(if $ulen == "" then null else ($ulen|tonumber) end),
+       tcp_recovery:(if $rec == "" then null else ($rec|tonumber) end),
        queue_model:(if $qm != "" then $qm elif $features.mechanism.delay == "netem" then "tbf-netem"
                     else "fifo-after-delay" end)}),
      backend:"vagrant", vagrant_provider:$provider, kernel:$kernel, kernels:$kernels, host:$host, host_kernel:$host_kernel,

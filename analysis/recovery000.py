@@ -1,0 +1,233 @@
+"""Study 000's loss-recovery ablation (``campaigns/recovery000.yaml``; docs/claims.md): how much the goodput drop under
+random loss (statements S06, S07 and S10 of section 4.2) depends on the senders' loss detection.
+
+The paper ran Linux 4.15 (its section 2.1), which entered fast recovery by RACK (net.ipv4.tcp_recovery bit 0x1) *and*
+by the classic DUPACK threshold (RFC 6675); since 5.10 a RACK connection uses RACK alone. This kernel can run one
+detector or the other, not both: the arms ``tcp_recovery`` 1 (RACK alone, the kernel's default and what every other
+recording here ran: the baseline) and 0 (the DUPACK threshold alone) bracket the paper's. A run's arm is read from
+its run_id (``__recN``, mpcc/families/f000.py).
+
+**Quantities** (per cc and arm, over runs of flow 1; one value per run): goodput (Mbit/s, what dst1 received per
+second of the flow: the claims' ``goodput_mbps``) at loss 0, 1 and 10 %, retransmitted and spuriously retransmitted
+data segments per run (``retransmissions``, ``spurious_retransmissions`` of the router-1 capture: RFC 2883 D-SACK
+evidence), and the claims' drops: goodput(0 %) - goodput(1 %) (S06: "about 7 Mbit/s") and goodput(0 %) -
+goodput(10 %) (S07: "about 17"), each judged as the claim judges it (``analysis.claims.core.two_sample``: Welch
+interval of the difference inside the paper's value +- 1 Mbit/s, ``analysis.claims.loss_rate.TOL_MBPS``).
+
+**Effects** (:func:`effects`): arm 0 minus the baseline for each drop, with a 95 % interval (standard errors of the
+four means combined, Welch-Satterthwaite degrees of freedom: ``analysis.ablation.est_diff``); ``moved`` when it
+excludes 0, ``toward_paper`` when arm 0's drop is nearer the paper's value than the baseline's.
+
+``python -m analysis.recovery000 [BUNDLE] [--markdown]`` prints the tables.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis import ablation, markdown_table
+from analysis.ablation import Est, est_diff, est_mean
+from analysis.claims import core
+from analysis.claims.loss_rate import TOL_MBPS
+from analysis.errors import AnalysisError
+
+BUNDLE = Path(__file__).resolve().parent.parent / "data" / "recovery000"
+BASELINE = 1                    # tcp_recovery of every other recording: the kernel's default (RACK alone)
+ARMS = (1, 0)
+ARM_LABEL = {1: "RACK alone (tcp_recovery 1, today's default)", 0: "DUPACK threshold alone (tcp_recovery 0)"}
+CCS = ("reno", "bic", "cubic")
+LEVELS = (0.0, 1.0, 10.0)       # loss_pct
+#: statement -> (loss %, the paper's drop in Mbit/s)
+CLAIMS = {"S06": (1.0, 7.0), "S07": (10.0, 17.0)}
+ALPHA = 0.05
+_REC_RE = re.compile(r"__rec(\d)(?=__)")
+
+
+def arm_of(run_ids) -> pd.Series:
+    """tcp_recovery of each run_id (``__recN``), <NA> where the run_id has none (a run of the kernel's default)."""
+    rid = pd.Series(list(run_ids), dtype=object).astype(str)
+    return pd.to_numeric(rid.str.extract(_REC_RE, expand=False), errors="coerce").astype("Int64")
+
+
+def with_arm(df: pd.DataFrame) -> pd.DataFrame:
+    """Flow-1 rows of a study-000 loss_rate dataset (``analysis.dataset.load_campaign``) with a ``tcp_recovery``
+    column (runs without ``__recN`` count as the kernel's default, :data:`BASELINE`)."""
+    if df.empty:
+        return df.assign(tcp_recovery=pd.Series(dtype="Int64"))
+    m = (df["flow"] == 1) & (df["experiment"] == "loss_rate") & (df["path_mode"] == "multipath")
+    out = df.loc[m].reset_index(drop=True).copy()
+    out.attrs = {}
+    out["tcp_recovery"] = arm_of(out["run_id"]).fillna(BASELINE).to_numpy()
+    return out
+
+
+def _x(df: pd.DataFrame, cc: str, arm: int, loss: float, column: str = "goodput_mbps") -> np.ndarray:
+    sel = df[(df["cc"] == cc) & (df["tcp_recovery"] == arm) & (df["loss_pct"] == loss)]
+    return core.sample(sel, column)
+
+
+def table(df: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """Per (cc, tcp_recovery, loss_pct): runs, goodput mean with its (1 - alpha) t interval (Mbit/s), and the mean
+    retransmitted and spuriously retransmitted data segments per run."""
+    d = with_arm(df)
+    rows = []
+    for cc in CCS:
+        for arm in ARMS:
+            for loss in LEVELS:
+                g = est_mean(_x(d, cc, arm, loss))
+                if not g.n:
+                    continue
+                lo, hi = g.interval(alpha)
+                rows.append({"cc": cc, "tcp_recovery": arm, "loss_pct": loss, "runs": g.n, "goodput_mbps": g.mean,
+                             "goodput_low": lo, "goodput_high": hi,
+                             "retransmissions": est_mean(_x(d, cc, arm, loss, "retransmissions")).mean,
+                             "spurious_retransmissions": est_mean(_x(d, cc, arm, loss, "spurious_retransmissions")).mean})
+    return pd.DataFrame(rows, columns=["cc", "tcp_recovery", "loss_pct", "runs", "goodput_mbps", "goodput_low",
+                                       "goodput_high", "retransmissions", "spurious_retransmissions"])
+
+
+def _drop(d: pd.DataFrame, cc: str, arm: int, loss: float) -> Est:
+    return est_diff(est_mean(_x(d, cc, arm, 0.0)), est_mean(_x(d, cc, arm, loss)))
+
+
+def drops(df: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """Per (claim S06/S07, cc, tcp_recovery): the drop goodput(0 %) - goodput(loss) in Mbit/s with its Welch
+    interval and the verdict the claim's own rule gives it (``core.two_sample`` against the paper's value +-
+    ``TOL_MBPS``, ``core.decide``)."""
+    d = with_arm(df)
+    rows = []
+    for sid, (loss, paper) in CLAIMS.items():
+        reg = core.region("approx", paper, tol=TOL_MBPS)
+        for cc in CCS:
+            for arm in ARMS:
+                x, y = _x(d, cc, arm, 0.0), _x(d, cc, arm, loss)
+                if not (x.size and y.size):
+                    continue
+                e = core.two_sample(x, y, reg, alpha)
+                rows.append({"claim": sid, "cc": cc, "tcp_recovery": arm, "loss_pct": loss, "paper_drop_mbps": paper,
+                             "drop_mbps": e.value, "drop_low": e.lo, "drop_high": e.hi, "n": e.n,
+                             "verdict": core.decide(e, reg)[0]})
+    return pd.DataFrame(rows, columns=["claim", "cc", "tcp_recovery", "loss_pct", "paper_drop_mbps", "drop_mbps",
+                                       "drop_low", "drop_high", "n", "verdict"])
+
+
+def effects(df: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """Per (claim, cc): the drop under each arm and arm 0 minus the baseline with its (1 - alpha) interval (Mbit/s);
+    ``moved`` when that interval excludes 0; ``toward_paper`` True/False when it moved nearer to / farther from the
+    paper's drop, None when it did not move."""
+    d = with_arm(df)
+    rows = []
+    for sid, (loss, paper) in CLAIMS.items():
+        for cc in CCS:
+            base, other = _drop(d, cc, BASELINE, loss), _drop(d, cc, 0, loss)
+            if not (base.n and other.n):
+                continue
+            e = est_diff(other, base)
+            lo, hi = e.interval(alpha)
+            moved = bool(np.isfinite(lo) and (lo > 0 or hi < 0))
+            nearer = abs(other.mean - paper) < abs(base.mean - paper)
+            rows.append({"claim": sid, "cc": cc, "loss_pct": loss, "paper_drop_mbps": paper,
+                         "baseline_drop_mbps": base.mean, "arm0_drop_mbps": other.mean, "diff": e.mean,
+                         "diff_low": lo, "diff_high": hi, "p_value": e.p_value(), "moved": moved,
+                         "toward_paper": (nearer if moved else None)})
+    return pd.DataFrame(rows, columns=["claim", "cc", "loss_pct", "paper_drop_mbps", "baseline_drop_mbps",
+                                       "arm0_drop_mbps", "diff", "diff_low", "diff_high", "p_value", "moved",
+                                       "toward_paper"])
+
+
+# --------------------------------------------------------------------------------------------- the bundle
+def load(bundle=None) -> pd.DataFrame | None:
+    """Rows of the ablation bundle (default :data:`BUNDLE`), or None before it is recorded and bundled."""
+    b = Path(bundle) if bundle is not None else BUNDLE
+    if not (b / "bundle.json").is_file():
+        return None
+    from analysis.dataset import load_campaign
+    return load_campaign(b, progress=False)
+
+
+def progress(bundle=None) -> tuple[int, int] | None:
+    """(complete runs, planned runs) of the bundle, None without one (``analysis.ablation.recording_progress``)."""
+    return ablation.recording_progress(BUNDLE if bundle is None else bundle)
+
+
+def cite(claim: str, cc: str, bundle=None) -> dict | None:
+    """What the ablation measured for ``claim`` (S06, S07) and ``cc``, once its bundle holds every planned run:
+    ``runs`` (complete), ``drop`` {arm: (mean, low, high, verdict)}, and the effect row (diff, diff_low, diff_high,
+    moved, toward_paper) as a dict; None before that, or without rows for it."""
+    prog = progress(bundle)
+    if prog is None or prog[0] < prog[1]:
+        return None
+    df = _cached(str(Path(BUNDLE if bundle is None else bundle).resolve()), prog)
+    dr = drops(df)
+    ef = effects(df)
+    dr = dr[(dr["claim"] == claim) & (dr["cc"] == cc)]
+    ef = ef[(ef["claim"] == claim) & (ef["cc"] == cc)]
+    if dr.empty or ef.empty:
+        return None
+    return {"runs": prog[0],
+            "drop": {int(r.tcp_recovery): (r.drop_mbps, r.drop_low, r.drop_high, r.verdict) for r in dr.itertuples()},
+            **{k: ef.iloc[0][k] for k in ("diff", "diff_low", "diff_high", "moved", "toward_paper", "paper_drop_mbps",
+                                          "loss_pct")}}
+
+
+_CACHE: dict = {}
+
+
+def _cached(bundle: str, key) -> pd.DataFrame:
+    if (bundle, key) not in _CACHE:
+        _CACHE.clear()
+        _CACHE[(bundle, key)] = load(bundle)
+    return _CACHE[(bundle, key)]
+
+
+# --------------------------------------------------------------------------------------------- report
+_f, _md = markdown_table.num, markdown_table.table
+
+
+def report(df: pd.DataFrame, alpha: float = ALPHA) -> str:
+    """The three tables as Markdown: goodput per arm and loss, the claims' drops per arm, arm 0's effect."""
+    t, dr, ef = table(df, alpha), drops(df, alpha), effects(df, alpha)
+    out = [f"Goodput of flow 1 (Mbit/s, mean [{100 * (1 - alpha):g} % t-interval] over runs) and retransmitted / "
+           "spuriously retransmitted data segments per run:\n",
+           _md(["cc", "loss detection", "loss (%)", "runs", "goodput (Mbit/s)", "retransmissions", "spurious"],
+               [[r.cc, ARM_LABEL[r.tcp_recovery], _f(r.loss_pct, 0), r.runs,
+                 markdown_table.mean_ci(r.goodput_mbps, r.goodput_low, r.goodput_high, 2),
+                 _f(r.retransmissions, 0), _f(r.spurious_retransmissions, 0)] for r in t.itertuples()]),
+           f"\nThe claims' drops, goodput(0 %) - goodput(loss), Welch interval, judged as the claim judges it "
+           f"(the paper's value +- {TOL_MBPS:g} Mbit/s):\n",
+           _md(["claim", "cc", "loss detection", "paper (Mbit/s)", "drop (Mbit/s)", "verdict"],
+               [[r.claim, r.cc, ARM_LABEL[r.tcp_recovery], _f(r.paper_drop_mbps, 0),
+                 markdown_table.mean_ci(r.drop_mbps, r.drop_low, r.drop_high, 2), r.verdict]
+                for r in dr.itertuples()]),
+           "\nThe DUPACK threshold alone minus RACK alone (Mbit/s of drop, 95 % interval):\n",
+           _md(["claim", "cc", "RACK alone", "DUPACK alone", "difference", "moved", "toward the paper"],
+               [[r.claim, r.cc, _f(r.baseline_drop_mbps, 2), _f(r.arm0_drop_mbps, 2),
+                 markdown_table.mean_ci(r.diff, r.diff_low, r.diff_high, 2), "yes" if r.moved else "no",
+                 "—" if r.toward_paper is None else ("yes" if r.toward_paper else "no")] for r in ef.itertuples()])]
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m analysis.recovery000",
+                                 description="Study 000's loss-recovery ablation: tables from its bundle.")
+    ap.add_argument("bundle", nargs="?", default=str(BUNDLE), help="the bundle (default data/recovery000)")
+    args = ap.parse_args(argv)
+    try:
+        df = load(args.bundle)
+        if df is None:
+            raise AnalysisError(f"{args.bundle}: no bundle.json (not recorded and bundled yet: "
+                                "tools/record_queue.sh run records campaigns/recovery000.yaml)")
+        sys.stdout.write(report(df))
+    except AnalysisError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

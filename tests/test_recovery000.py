@@ -1,0 +1,76 @@
+"""analysis.recovery000 (study 000's loss-recovery ablation) on hand-built rows with known answers: the arm from the
+run_id, the claims' drops per arm judged as the claims judge them, arm 0's effect and its direction."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import recovery000 as rec
+
+NOISE = np.array([-0.2, -0.1, 0.0, 0.1, 0.2])     # mean 0, sd 0.158
+
+
+def _rows(cc, arm, loss, mean, tag=True):
+    out = []
+    for i, e in enumerate(NOISE, start=1):
+        suffix = f"__rec{arm}" if tag else ""
+        out.append({"run_id": f"loss_rate__{cc}__multipath__d10ms__l{loss:g}pct{suffix}__q-tbf-netem__rep{i:02d}",
+                    "flow": 1, "experiment": "loss_rate", "path_mode": "multipath", "cc": cc, "loss_pct": float(loss),
+                    "goodput_mbps": mean + e, "retransmissions": 100.0 * loss + i,
+                    "spurious_retransmissions": float(arm == 0) * 10 + i})
+    return out
+
+
+def _df():
+    rows = []
+    # bic: RACK drops 3 Mbit/s at 1 % (19 -> 16), the DUPACK threshold 7 (19 -> 12); at 10 % both drop 17
+    for arm, g1 in ((1, 16.0), (0, 12.0)):
+        rows += _rows("bic", arm, 0, 19.0) + _rows("bic", arm, 1, g1) + _rows("bic", arm, 10, 2.0)
+    return pd.DataFrame(rows)
+
+
+def test_arm_from_run_id():
+    a = rec.arm_of(["loss_rate__bic__multipath__d10ms__l1pct__rec0__q-tbf-netem__rep01",
+                    "loss_rate__bic__multipath__d10ms__l1pct__q-tbf-netem__rep01"])
+    assert a.iloc[0] == 0 and pd.isna(a.iloc[1])
+
+
+def test_table_and_drops_known_answer():
+    df = _df()
+    t = rec.table(df).set_index(["cc", "tcp_recovery", "loss_pct"])
+    assert t.loc[("bic", 0, 1.0), "goodput_mbps"] == pytest.approx(12.0)
+    assert t.loc[("bic", 0, 1.0), "runs"] == 5
+    assert t.loc[("bic", 1, 10.0), "retransmissions"] == pytest.approx(1003.0)
+    assert t.loc[("bic", 0, 0.0), "spurious_retransmissions"] == pytest.approx(13.0)
+    d = rec.drops(df).set_index(["claim", "cc", "tcp_recovery"])
+    assert d.loc[("S06", "bic", 1), "drop_mbps"] == pytest.approx(3.0)
+    assert d.loc[("S06", "bic", 0), "drop_mbps"] == pytest.approx(7.0)
+    # the claim's rule: the Welch interval of the drop inside 7 +- 1 (sd 0.158 per group: interval +-0.24)
+    assert d.loc[("S06", "bic", 0), "verdict"] == "reproduced"
+    assert d.loc[("S06", "bic", 1), "verdict"] == "not reproduced"
+    assert d.loc[("S07", "bic", 1), "verdict"] == "reproduced"
+
+
+def test_effects_direction():
+    e = rec.effects(_df()).set_index(["claim", "cc"])
+    s06 = e.loc[("S06", "bic")]
+    assert s06["diff"] == pytest.approx(4.0) and s06["moved"] and s06["toward_paper"] is True
+    assert s06["diff_low"] > 0
+    s07 = e.loc[("S07", "bic")]
+    assert s07["diff"] == pytest.approx(0.0, abs=1e-9) and not s07["moved"] and s07["toward_paper"] is None
+
+
+def test_runs_without_the_tag_are_the_kernel_default():
+    df = pd.DataFrame(_rows("reno", 1, 0, 19.0, tag=False) + _rows("reno", 1, 1, 12.0, tag=False))
+    d = rec.drops(df)
+    assert list(d["tcp_recovery"]) == [1] and d["drop_mbps"].iloc[0] == pytest.approx(7.0)
+
+
+def test_report_and_missing_bundle(tmp_path, capsys):
+    md = rec.report(_df())
+    assert "| S06 | bic | DUPACK threshold alone (tcp_recovery 0) | 7 |" in md
+    assert rec.load(tmp_path) is None and rec.cite("S06", "bic", tmp_path) is None
+    assert rec.main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and len(err.strip().splitlines()) == 1
