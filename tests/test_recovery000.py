@@ -74,3 +74,23 @@ def test_report_and_missing_bundle(tmp_path, capsys):
     assert rec.main([str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and len(err.strip().splitlines()) == 1
+
+
+def test_explanation_cites_the_ablation_once_complete(monkeypatch):
+    """S06/S07's explanation (analysis.claims.explain.f000._recovery): nothing before the bundle is complete; a drop
+    the DUPACK threshold moves toward the paper beyond noise makes the kind testbed-difference; one within noise
+    keeps the kind and says the loss detection is not the cause."""
+    from analysis.claims.explain import f000
+    monkeypatch.setattr(rec, "cite", lambda sid, cc, bundle=None: None)
+    assert f000._recovery("S06", "bic", "open") == ("open", "", {})
+    moved = {"runs": 90, "drop": {1: (3.2, 2.9, 3.5, "not reproduced"), 0: (6.8, 6.5, 7.1, "reproduced")},
+             "diff": 3.6, "diff_low": 3.2, "diff_high": 4.0, "moved": True, "toward_paper": True,
+             "paper_drop_mbps": 7.0, "loss_pct": 1.0}
+    monkeypatch.setattr(rec, "cite", lambda sid, cc, bundle=None: moved)
+    kind, text, ev = f000._recovery("S06", "bic", "open")
+    assert kind == "testbed-difference" and "data/recovery000: 90 runs" in text and "toward the paper's 7" in text
+    assert ev["recovery_ablation"]["dupack_drop_mbps"] == 6.8 and ev["recovery_bundle"] == "data/recovery000"
+    same = dict(moved, diff=0.1, diff_low=-0.3, diff_high=0.5, moved=False, toward_paper=None)
+    monkeypatch.setattr(rec, "cite", lambda sid, cc, bundle=None: same)
+    kind, text, _ = f000._recovery("S06", "bic", "open")
+    assert kind == "open" and "within run-to-run noise" in text
