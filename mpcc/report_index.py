@@ -33,7 +33,7 @@ STUDIES = (
           "8 network namespaces (src1, src2, router1, switch1, switch2, router2, dst1, dst2) with TBF 10 Mbit/s and "
           "a 100-packet buffer per switch; round-robin by nftables numgen (the kernel has no TEQL); delay by a "
           "userspace NFQUEUE shim and loss by iptables (no netem); BIC as a BPF port; iperf3 flows, tcpdump at router1.",
-          ("01", "02", "03", "04", "05", "06", "07", "08", "13"), "08_scorecard",
+          ("01", "02", "03", "04", "05", "06", "07", "08", "13", "14"), "08_scorecard",
           {"01_table3": "Table 3: goodput and SACK blocks per CC on one path and on two. Compare each bar (ours, 95 % "
                         "CI) with the paper's diamond; multipath should roughly double a CC's goodput.",
            "02_fig3_fig4_link_delay": "Figures 3-4: goodput and RTT against the link delay (10-100 ms). Look at how "
@@ -53,7 +53,11 @@ STUDIES = (
                          "26-58 ms band?",
            "13_effects": "The fidelity ablation: every quantity behind a claim, the change each faithful queue model "
                          "makes against the FIFO after the delay line (95 % CI); an interval that misses 0 is a move "
-                         "beyond run-to-run noise."}),
+                         "beyond run-to-run noise.",
+           "14_drops": "The loss-recovery ablation (notebook 14, its own dataset): the goodput lost to 1 % and 10 % "
+                       "random loss when the senders detect loss by RACK alone (this kernel's default) or by the "
+                       "DUPACK threshold alone; the grey band is the paper's value. Does the detector move a drop "
+                       "into the band?"}),
     Study("001", "Analisis Performansi Metode Redundant Multipath TCP pada Bufferbloat Channel di Jaringan LTE/Wi-Fi "
           "(performance analysis of the redundant Multipath TCP method on a bufferbloat channel in LTE/Wi-Fi networks)",
           "Whether MPTCP over an LTE-like and a Wi-Fi-like path beats single-path TCP as the bottleneck buffer grows.",

@@ -307,3 +307,17 @@ def test_no_guard_table_without_counters(tmp_path):
     res = cv.load_results(make_results(tmp_path, [9.4, 9.5], [9.4, 9.5]))
     assert cv.guard_table(res).empty
     assert "kernel-defect guard" not in cv.report(res, markdown=True)
+
+
+def test_bundled_guarded_round():
+    """data/cc-validation/guarded (the ports with the kernel-defect guard, docs/cc-validation.md): 40 valid runs,
+    goodput equivalent to the kernel's modules for both CCs, every BPF run recorded the guard's counters."""
+    root = Path(__file__).resolve().parents[1] / "data" / "cc-validation" / "guarded"
+    res = cv.load_results(root)
+    assert len(res.valid_runs) == 40 == len(res.runs)
+    c = cv.compare(res).set_index(["cc", "metric"])
+    assert c.loc[("bic", "goodput"), "verdict"] == "equivalent"
+    assert c.loc[("westwood", "goodput"), "verdict"] == "equivalent"
+    g = cv.guard_table(res).set_index(["cc", "implementation"])
+    assert g.loc[("bic", "bpf"), "runs_with_counters"] == 10 == g.loc[("westwood", "bpf"), "runs_with_counters"]
+    assert int(g["impossible_cwnd_samples"].sum()) == 0

@@ -14,7 +14,7 @@
 #      (DIR/pcc-build.log); the .ko stays in the guest, DIR/meta.json records its sha256.
 #   5. copies the results back into --out DIR and kills the VM (also on error or interrupt)
 # Results: DIR/runs/repNN-CC-IMPL/{iperf3.json,ss.txt,run.json,during.txt,...}, DIR/setup.json (guest),
-# DIR/meta.json (host, VM, timings), DIR/objects/CC.bpf.o (the objects the guest loaded), DIR/guest.log,
+# DIR/meta.json (host, VM, timings), DIR/objects/CC.bpf.o (the objects the guest loaded), DIR/scripts/ (the guest scripts it ran), DIR/guest.log,
 # DIR/console.log. Analyse: python -m analysis.cc_validation DIR
 # Needs root (mmdebstrap in build-box.sh) and: qemu-system-x86 qemu-utils mmdebstrap e2fsprogs vagrant openssh-client
 # jq clang llvm libbpf-dev bpftool make (Debian: apt-get install -y --no-install-recommends ...).
@@ -107,6 +107,15 @@ for cc in "${CCS[@]}"; do
     [[ -s "$HERE/build/$cc.bpf.o" ]] || die "make did not produce testbed/cc/build/$cc.bpf.o"
     cp "$HERE/build/$cc.bpf.o" "$out/objects/$cc.bpf.o"
 done
+# the sources and the guest's scripts as they are now, when the objects are built: meta.json describes these and the
+# guest runs these copies, even if the working tree changes while the VM runs
+src_commit=$(cd "$ROOT" && git rev-parse HEAD 2>/dev/null || echo)
+src_dirty=$(cd "$ROOT" && git status --porcelain -- testbed/cc 2>/dev/null | tr '\n' ';')
+declare -A SRC_BLOB=()
+for cc in "${CCS[@]}"; do SRC_BLOB[$cc]=$(cd "$ROOT" && git hash-object "testbed/cc/$cc.bpf.c" 2>/dev/null || echo); done
+mkdir -p "$out/scripts"
+cp "$HERE/validate-guest.sh" "$HERE/struct_ops_lib.sh" "$out/scripts/"
+guest_sha=$(sha256sum "$out/scripts/validate-guest.sh" | cut -d' ' -f1)
 
 # ---- 2. the box
 qbox_prepare "$box"
@@ -119,7 +128,7 @@ log "guest up after $T_BOOT s: kernel $guest_kernel"
 gssh "rm -rf $GUEST_IN && mkdir -p $GUEST_IN"
 objs=()
 for cc in "${CCS[@]}"; do objs+=("$out/objects/$cc.bpf.o"); done
-scp -q "${SCP_OPTS[@]}" "${objs[@]}" "$HERE/validate-guest.sh" "$HERE/struct_ops_lib.sh" "vagrant@127.0.0.1:$GUEST_IN/"
+scp -q "${SCP_OPTS[@]}" "${objs[@]}" "$out/scripts/validate-guest.sh" "$out/scripts/struct_ops_lib.sh" "vagrant@127.0.0.1:$GUEST_IN/"
 kmod_args="" kmods_json="{}" T_KBUILD=0
 if (( pcc )); then   # PCC-Kernel's module, built in the guest against its own kernel's headers
     t=$(date +%s)
@@ -153,7 +162,7 @@ gssh "sudo tar -C $GUEST_OUT -cf - ." | tar -C "$out" -xf - || die "copying the 
 objs_json="{}"
 for cc in "${CCS[@]}"; do
     objs_json=$(jq -c --arg cc "$cc" --arg sha "$(sha256sum "$out/objects/$cc.bpf.o" | cut -d' ' -f1)" \
-        --arg blob "$(cd "$ROOT" && git hash-object "testbed/cc/$cc.bpf.c" 2>/dev/null || echo)" \
+        --arg blob "${SRC_BLOB[$cc]}" \
         '. + {($cc): {object:"objects/\($cc).bpf.o", built_from:"testbed/cc/build/\($cc).bpf.o", object_sha256:$sha, source:"testbed/cc/\($cc).bpf.c",
                       source_git_blob:(if $blob == "" then null else $blob end)}}' <<<"$objs_json")
 done
@@ -161,9 +170,7 @@ jq -n --arg host_kernel "$(uname -r)" --arg host_os "$(. /etc/os-release && echo
     --arg qemu "$(qemu-system-x86_64 --version | sed -n 1p)" --arg qemu_args "${QEMU_ARGS[*]}" \
     --arg guest_kernel "$guest_kernel" --arg box "$box" --arg box_rev "$box_rev" \
     --arg box_sha "$(sha256sum "$boxdir/box.img" | cut -d' ' -f1)" \
-    --arg commit "$(cd "$ROOT" && git rev-parse HEAD 2>/dev/null || echo)" \
-    --arg dirty "$(cd "$ROOT" && git status --porcelain -- testbed/cc 2>/dev/null | tr '\n' ';')" \
-    --arg guest_sha "$(sha256sum "$HERE/validate-guest.sh" | cut -d' ' -f1)" \
+    --arg commit "$src_commit" --arg dirty "$src_dirty" --arg guest_sha "$guest_sha" \
     --argjson objs "$objs_json" --argjson reps "$reps" --argjson dur "$duration" --arg ssi "$ss_interval" \
     --argjson kmods "$kmods_json" --argjson rtt "$rtt_ms" --arg losses "$losses" --arg flows "$flows" \
     --argjson t_kbuild "$T_KBUILD" \
