@@ -1,11 +1,12 @@
 """Study 000's loss-recovery ablation (``campaigns/recovery000.yaml``; docs/claims.md): how much the goodput drop under
-random loss (statements S06, S07 and S10 of section 4.2) depends on the senders' loss detection.
+random loss (statements S06 and S07 of section 4.2) depends on the senders' loss detection.
 
-The paper ran Linux 4.15 (its section 2.1), which entered fast recovery by RACK (net.ipv4.tcp_recovery bit 0x1) *and*
-by the classic DUPACK threshold (RFC 6675); since 5.10 a RACK connection uses RACK alone. This kernel can run one
-detector or the other, not both: the arms ``tcp_recovery`` 1 (RACK alone, the kernel's default and what every other
-recording here ran: the baseline) and 0 (the DUPACK threshold alone) bracket the paper's. A run's arm is read from
-its run_id (``__recN``, mpcc/families/f000.py).
+The paper ran Linux 4.15 (its section 2.1): RACK (net.ipv4.tcp_recovery bit 0x1) with a static reordering window
+(min_rtt/4) *and* the classic DUPACK threshold (RFC 6675). Since 4.18 RACK's window adapts to D-SACKs and RACK
+connections no longer use the RFC 6675 rule; since 6.17 that rule is gone (bit 0x1 has no effect). On this kernel the
+part of 4.15's loss detection that can still run is its static window: the arms ``tcp_recovery`` 1 (the kernel's
+default and what every other recording here ran: the baseline) and 3 (bit 0x2: "RACK's reordering window static
+(min_rtt/4)"). A run's arm is read from its run_id (``__recN``, mpcc/families/f000.py).
 
 **Quantities** (per cc and arm, over runs of flow 1; one value per run): goodput (Mbit/s, what dst1 received per
 second of the flow: the claims' ``goodput_mbps``) at loss 0, 1 and 10 %, retransmitted and spuriously retransmitted
@@ -14,9 +15,9 @@ evidence), and the claims' drops: goodput(0 %) - goodput(1 %) (S06: "about 7 Mbi
 goodput(10 %) (S07: "about 17"), each judged as the claim judges it (``analysis.claims.core.two_sample``: Welch
 interval of the difference inside the paper's value +- 1 Mbit/s, ``analysis.claims.loss_rate.TOL_MBPS``).
 
-**Effects** (:func:`effects`): arm 0 minus the baseline for each drop, with a 95 % interval (standard errors of the
+**Effects** (:func:`effects`): the static window's arm minus the baseline for each drop, with a 95 % interval (standard errors of the
 four means combined, Welch-Satterthwaite degrees of freedom: ``analysis.ablation.est_diff``); ``moved`` when it
-excludes 0, ``toward_paper`` when arm 0's drop is nearer the paper's value than the baseline's.
+excludes 0, ``toward_paper`` when that arm's drop is nearer the paper's value than the baseline's.
 
 ``python -m analysis.recovery000 [BUNDLE] [--markdown]`` prints the tables.
 """
@@ -38,8 +39,10 @@ from analysis.errors import AnalysisError
 
 BUNDLE = Path(__file__).resolve().parent.parent / "data" / "recovery000"
 BASELINE = 1                    # tcp_recovery of every other recording: the kernel's default (RACK alone)
-ARMS = (1, 0)
-ARM_LABEL = {1: "RACK alone (tcp_recovery 1, today's default)", 0: "DUPACK threshold alone (tcp_recovery 0)"}
+STATIC = 3                      # bit 0x2 on: RACK's reordering window static at min_rtt/4, as in 4.15
+ARMS = (BASELINE, STATIC)
+ARM_LABEL = {BASELINE: "adaptive RACK window (tcp_recovery 1, today's default)",
+             STATIC: "static RACK window (tcp_recovery 3, as Linux 4.15)"}
 CCS = ("reno", "bic", "cubic")
 LEVELS = (0.0, 1.0, 10.0)       # loss_pct
 #: statement -> (loss %, the paper's drop in Mbit/s)
@@ -117,14 +120,14 @@ def drops(df: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
 
 
 def effects(df: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
-    """Per (claim, cc): the drop under each arm and arm 0 minus the baseline with its (1 - alpha) interval (Mbit/s);
+    """Per (claim, cc): the drop under each arm and :data:`STATIC` minus the baseline with its (1 - alpha) interval (Mbit/s);
     ``moved`` when that interval excludes 0; ``toward_paper`` True/False when it moved nearer to / farther from the
     paper's drop, None when it did not move."""
     d = with_arm(df)
     rows = []
     for sid, (loss, paper) in CLAIMS.items():
         for cc in CCS:
-            base, other = _drop(d, cc, BASELINE, loss), _drop(d, cc, 0, loss)
+            base, other = _drop(d, cc, BASELINE, loss), _drop(d, cc, STATIC, loss)
             if not (base.n and other.n):
                 continue
             e = est_diff(other, base)
@@ -132,11 +135,11 @@ def effects(df: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
             moved = bool(np.isfinite(lo) and (lo > 0 or hi < 0))
             nearer = abs(other.mean - paper) < abs(base.mean - paper)
             rows.append({"claim": sid, "cc": cc, "loss_pct": loss, "paper_drop_mbps": paper,
-                         "baseline_drop_mbps": base.mean, "arm0_drop_mbps": other.mean, "diff": e.mean,
+                         "baseline_drop_mbps": base.mean, "static_drop_mbps": other.mean, "diff": e.mean,
                          "diff_low": lo, "diff_high": hi, "p_value": e.p_value(), "moved": moved,
                          "toward_paper": (nearer if moved else None)})
     return pd.DataFrame(rows, columns=["claim", "cc", "loss_pct", "paper_drop_mbps", "baseline_drop_mbps",
-                                       "arm0_drop_mbps", "diff", "diff_low", "diff_high", "p_value", "moved",
+                                       "static_drop_mbps", "diff", "diff_low", "diff_high", "p_value", "moved",
                                        "toward_paper"])
 
 
@@ -204,9 +207,9 @@ def report(df: pd.DataFrame, alpha: float = ALPHA) -> str:
                [[r.claim, r.cc, ARM_LABEL[r.tcp_recovery], _f(r.paper_drop_mbps, 0),
                  markdown_table.mean_ci(r.drop_mbps, r.drop_low, r.drop_high, 2), r.verdict]
                 for r in dr.itertuples()]),
-           "\nThe DUPACK threshold alone minus RACK alone (Mbit/s of drop, 95 % interval):\n",
-           _md(["claim", "cc", "RACK alone", "DUPACK alone", "difference", "moved", "toward the paper"],
-               [[r.claim, r.cc, _f(r.baseline_drop_mbps, 2), _f(r.arm0_drop_mbps, 2),
+           "\nThe static window minus the adaptive one (Mbit/s of drop, 95 % interval):\n",
+           _md(["claim", "cc", "adaptive window", "static window", "difference", "moved", "toward the paper"],
+               [[r.claim, r.cc, _f(r.baseline_drop_mbps, 2), _f(r.static_drop_mbps, 2),
                  markdown_table.mean_ci(r.diff, r.diff_low, r.diff_high, 2), "yes" if r.moved else "no",
                  "—" if r.toward_paper is None else ("yes" if r.toward_paper else "no")] for r in ef.itertuples()])]
     return "\n".join(out) + "\n"

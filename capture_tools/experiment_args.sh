@@ -7,11 +7,17 @@
 # fifo-after-delay, tbf-netem, netem-tbf (testbed/nodes/switch.sh, docs/netem-semantics.md).
 # udp_len_bytes: "" (iperf3's own default: the control connection's MSS since iperf3 3.1.5) or the UDP payload per
 # datagram, 16..65507 bytes (iperf3 -l; 8192 was iperf3's default up to 3.1.4), udp_fairness only.
-# tcp_recovery: "" (the kernel's default, 1: RACK loss detection alone) or the senders' net.ipv4.tcp_recovery bitmap
-# 0..7 (0: the classic RFC 6675 DUPACK-threshold detection without RACK; 2 adds RACK's static reordering window,
-# 4 turns off the DUPACK heuristic; Documentation/networking/ip-sysctl.rst).
+# tcp_recovery: "" (the kernel's default, 1: RACK loss detection) or the senders' net.ipv4.tcp_recovery bitmap 0..7
+# (Documentation/networking/ip-sysctl.rst): 0x1 RACK (clear: the RFC 6675 DUPACK threshold instead, on kernels before
+# 6.17 only), 0x2 RACK's reordering window static (min_rtt/4, as before 4.18), 0x4 no RACK DUPACK heuristic.
 # shellcheck disable=SC2034  # the variables are the callers'
 die() { echo "error: $*" >&2; exit 2; }
+# rack_only_kernel RELEASE: true when that kernel has RACK as its only loss detection (Linux >= 6.17 removed the RFC
+# 6675 code: net.ipv4.tcp_recovery bit 0x1 no longer has an effect), so a tcp_recovery without bit 0x1 cannot run
+rack_only_kernel() {
+    [[ "$1" =~ ^([0-9]+)\.([0-9]+) ]] || return 1
+    (( BASH_REMATCH[1] > 6 || (BASH_REMATCH[1] == 6 && BASH_REMATCH[2] >= 17) ))
+}
 num() { [[ "$1" =~ ^[0-9]+([.][0-9]+)?$ ]]; }
 
 # parse_long_options "--opt=VAR ..." "$@": the long options of a capture tool, each taking exactly one value.

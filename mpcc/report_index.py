@@ -55,9 +55,9 @@ STUDIES = (
                          "makes against the FIFO after the delay line (95 % CI); an interval that misses 0 is a move "
                          "beyond run-to-run noise.",
            "14_drops": "The loss-recovery ablation (notebook 14, its own dataset): the goodput lost to 1 % and 10 % "
-                       "random loss when the senders detect loss by RACK alone (this kernel's default) or by the "
-                       "DUPACK threshold alone; the grey band is the paper's value. Does the detector move a drop "
-                       "into the band?"}),
+                       "random loss with RACK's adaptive reordering window (this kernel's default) and with the "
+                       "static window of the paper's Linux 4.15; the grey band is the paper's value. Does the window "
+                       "move a drop into the band?"}),
     Study("001", "Analisis Performansi Metode Redundant Multipath TCP pada Bufferbloat Channel di Jaringan LTE/Wi-Fi "
           "(performance analysis of the redundant Multipath TCP method on a bufferbloat channel in LTE/Wi-Fi networks)",
           "Whether MPTCP over an LTE-like and a Wi-Fi-like path beats single-path TCP as the bottleneck buffer grows.",

@@ -84,7 +84,7 @@ def test_tcp_recovery_is_a_factor_named_in_run_ids_params_and_flags(tmp_path):
     r, = load_campaign(f).runs
     assert r.tcp_recovery is None and "tcp_recovery" not in r.params() and "--tcp-recovery" not in r.args()
     c = load_campaign(REPO / "campaigns/recovery000.yaml")
-    assert len(c.runs) == 90 and {r.tcp_recovery for r in c.runs} == {0, 1}
+    assert len(c.runs) == 90 and {r.tcp_recovery for r in c.runs} == {1, 3}
     assert all(r.queue_model == "tbf-netem" and r.duration_s == 100 for r in c.runs)
 
 
