@@ -94,3 +94,17 @@ def test_explanation_cites_the_ablation_once_complete(monkeypatch):
     monkeypatch.setattr(rec, "cite", lambda sid, cc, bundle=None: same)
     kind, text, _ = f000._recovery("S06", "bic", "open")
     assert kind == "open" and "within run-to-run noise" in text and "removed in 6.17" in text
+
+
+def test_committed_bundle():
+    """data/recovery000 (campaigns/recovery000.yaml, recorded 2026-11-28): every planned run is in, both arms at the
+    three loss levels for each cc, and the effects table has an interval for each of the six drops."""
+    prog = rec.progress()
+    assert prog is not None and prog[0] == prog[1] == 90
+    df = rec.load()
+    t = rec.table(df)
+    assert len(t) == 3 * 2 * 3 and set(t["runs"]) == {5}
+    ef = rec.effects(df)
+    assert len(ef) == 6 and np.isfinite(ef["diff_low"].astype(float)).all()
+    c = rec.cite("S06", "bic")
+    assert c is not None and c["runs"] == 90 and set(c["drop"]) == {1, 3}
