@@ -28,7 +28,9 @@ PARAMS = '''# Parameters (papermill overrides these; paths are relative to noteb
 campaign_dir = "../data/recovery000"   # the ablation bundle (campaigns/recovery000.yaml)
 derived_dir = None                     # None: per-run cache in RUN_DIR/derived/; a directory for read-only campaigns
 output_dir = None                      # None: write no files; else figures/ and tables/ go under it
-alpha = 0.05                           # 1 - confidence level of the CIs'''
+alpha = 0.05                           # 1 - confidence level of the CIs
+n_boot = 9999                          # bootstrap resamples (every report notebook takes it; the intervals here are t-based)
+filters = {}                           # column -> value or list of values, e.g. {"cc": ["reno", "cubic"]}'''
 
 SETUP = nbgen.setup('''import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
@@ -37,9 +39,12 @@ from matplotlib.patches import Patch
 
 from analysis import recovery000 as rec
 from analysis.dataset import load_campaign
-from analysis.figures import cc_palette, legend_outside, readable, save_figure, save_table, set_style''', '''set_style(tables=True)
+from analysis.figures import cc_palette, legend_outside, readable, save_figure, save_table, set_style
+from analysis.figures.coverage import apply_filters''', '''set_style(tables=True)
 df = load_campaign(campaign_dir, progress=False, derived_dir=derived_dir)
 runs = df.attrs["runs"]
+df = apply_filters(df, filters)
+df.attrs["runs"] = runs
 arms = rec.with_arm(df).drop_duplicates("run_id")
 print(f"campaign {df['campaign'].iloc[0] if len(df) else '(no complete runs)'}: {df['run_id'].nunique()} complete runs "
       f"of {len(runs)}; run length {', '.join(f'{x:g}' for x in sorted(df['duration_s'].dropna().unique()))} s; "
