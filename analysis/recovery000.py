@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -165,9 +166,7 @@ def cite(claim: str, cc: str, bundle=None) -> dict | None:
     prog = progress(bundle)
     if prog is None or prog[0] < prog[1]:
         return None
-    df = _cached(str(Path(BUNDLE if bundle is None else bundle).resolve()), prog)
-    dr = drops(df)
-    ef = effects(df)
+    dr, ef = _tables(str(Path(BUNDLE if bundle is None else bundle).resolve()), prog)
     dr = dr[(dr["claim"] == claim) & (dr["cc"] == cc)]
     ef = ef[(ef["claim"] == claim) & (ef["cc"] == cc)]
     if dr.empty or ef.empty:
@@ -178,14 +177,12 @@ def cite(claim: str, cc: str, bundle=None) -> dict | None:
                                           "loss_pct")}}
 
 
-_CACHE: dict = {}
-
-
-def _cached(bundle: str, key) -> pd.DataFrame:
-    if (bundle, key) not in _CACHE:
-        _CACHE.clear()
-        _CACHE[(bundle, key)] = load(bundle)
-    return _CACHE[(bundle, key)]
+@lru_cache(maxsize=2)
+def _tables(bundle: str, prog: tuple[int, int]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(:func:`drops`, :func:`effects`) of a bundle, worked out once per bundle and recording progress (every claim's
+    explanation cites them)."""
+    df = load(bundle)
+    return drops(df), effects(df)
 
 
 # --------------------------------------------------------------------------------------------- report
@@ -193,7 +190,7 @@ _f, _md = markdown_table.num, markdown_table.table
 
 
 def report(df: pd.DataFrame, alpha: float = ALPHA) -> str:
-    """The three tables as Markdown: goodput per arm and loss, the claims' drops per arm, arm 0's effect."""
+    """The three tables as Markdown: goodput per arm and loss, the claims' drops per arm, the static window's effect."""
     t, dr, ef = table(df, alpha), drops(df, alpha), effects(df, alpha)
     out = [f"Goodput of flow 1 (Mbit/s, mean [{100 * (1 - alpha):g} % t-interval] over runs) and retransmitted / "
            "spuriously retransmitted data segments per run:\n",

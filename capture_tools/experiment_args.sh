@@ -18,6 +18,12 @@ rack_only_kernel() {
     [[ "$1" =~ ^([0-9]+)\.([0-9]+) ]] || return 1
     (( BASH_REMATCH[1] > 6 || (BASH_REMATCH[1] == 6 && BASH_REMATCH[2] >= 17) ))
 }
+# tcp_recovery_blocker RELEASE WHOSE: why $tcp_recovery cannot run on the senders' kernel RELEASE (WHOSE names it in
+# the reason, e.g. "this kernel"); nothing when it can. Both backends skip the run with this reason.
+tcp_recovery_blocker() {
+    [[ -n "$tcp_recovery" ]] && (( (tcp_recovery & 1) == 0 )) && rack_only_kernel "$1" || return 0
+    echo "tcp_recovery $tcp_recovery asks for the RFC 6675 DUPACK-threshold loss detection, which $2 ($1) no longer has (Linux >= 6.17: RACK is the only one, bit 0x1 has no effect)"
+}
 num() { [[ "$1" =~ ^[0-9]+([.][0-9]+)?$ ]]; }
 
 # parse_long_options "--opt=VAR ..." "$@": the long options of a capture tool, each taking exactly one value.

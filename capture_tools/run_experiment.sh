@@ -26,9 +26,8 @@ refuse_to_start   # root, and never over a finished run (capture_lib.sh)
 P="${MPCC_NS_PREFIX:-mpcc-}"
 open_run_dir   # $out absolute, capture.log on fd 3 (capture_lib.sh)
 mkdir -p "$out/iperf3" "$out/ss"
-if [[ -n "$tcp_recovery" ]] && (( (tcp_recovery & 1) == 0 )) && rack_only_kernel "$(uname -r)"; then
-    skip "tcp_recovery $tcp_recovery asks for the RFC 6675 DUPACK-threshold loss detection, which this kernel ($(uname -r)) no longer has (Linux >= 6.17: RACK is the only one, bit 0x1 has no effect)"
-fi
+why=$(tcp_recovery_blocker "$(uname -r)" "this kernel")
+[[ -z "$why" ]] || skip "$why"
 pids=() tcpdump_pids=() held_ccs=()
 teardown() {
     local rc=$?

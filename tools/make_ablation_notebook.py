@@ -27,13 +27,7 @@ This notebook shows, claim by claim, which setting moves the result and how far 
 whether that is toward or away from the paper, and which recipe the paper's numbers fit best, **an inference from
 our measurements, not a measurement of the paper's testbed**."""
 
-PARAMS = '''# Parameters (papermill overrides these; paths are relative to notebooks/)
-campaign_dir = "../data/fidelity000"   # the ablation bundle (campaigns/fidelity000.yaml)
-derived_dir = None                     # None: per-run cache in RUN_DIR/derived/; a directory for read-only campaigns
-output_dir = None                      # None: write no files; else figures/ and tables/ go under it
-alpha = 0.05                           # 1 - confidence level of the CIs
-n_boot = 9999                          # bootstrap resamples (scorecards per arm)
-filters = {}                           # column -> value or list of values, e.g. {"cc": ["reno", "cubic"]}'''
+PARAMS = nbgen.campaign_params("fidelity000", "scorecards per arm")
 
 SETUP = nbgen.setup('''import matplotlib.pyplot as plt
 import numpy as np

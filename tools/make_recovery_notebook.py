@@ -24,13 +24,7 @@ Everything else is the paper protocol's (`campaigns/paper.yaml`: TBF 10 Mbit/s w
 link delay, per-packet round robin over two paths); Reno, BIC and CUBIC at loss 0, 1 and 10 %, 100-s runs, 5
 repetitions per arm (`campaigns/recovery000.yaml`)."""
 
-PARAMS = '''# Parameters (papermill overrides these; paths are relative to notebooks/)
-campaign_dir = "../data/recovery000"   # the ablation bundle (campaigns/recovery000.yaml)
-derived_dir = None                     # None: per-run cache in RUN_DIR/derived/; a directory for read-only campaigns
-output_dir = None                      # None: write no files; else figures/ and tables/ go under it
-alpha = 0.05                           # 1 - confidence level of the CIs
-n_boot = 9999                          # bootstrap resamples (every report notebook takes it; the intervals here are t-based)
-filters = {}                           # column -> value or list of values, e.g. {"cc": ["reno", "cubic"]}'''
+PARAMS = nbgen.campaign_params("recovery000", "every report notebook takes it; the intervals here are t-based")
 
 SETUP = nbgen.setup('''import matplotlib.pyplot as plt
 from IPython.display import Markdown, display

@@ -20,6 +20,18 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 '''
 
 
+def campaign_params(campaign: str, n_boot_note: str) -> str:
+    """The parameters cell of a notebook of one campaign's bundle (``../data/<campaign>``): the parameters every
+    report notebook takes (``mpcc reproduce`` passes them all)."""
+    return f'''# Parameters (papermill overrides these; paths are relative to notebooks/)
+campaign_dir = "../data/{campaign}"{" " * max(1, 14 - len(campaign))}# the ablation bundle (campaigns/{campaign}.yaml)
+derived_dir = None                     # None: per-run cache in RUN_DIR/derived/; a directory for read-only campaigns
+output_dir = None                      # None: write no files; else figures/ and tables/ go under it
+alpha = 0.05                           # 1 - confidence level of the CIs
+n_boot = 9999                          # bootstrap resamples ({n_boot_note})
+filters = {{}}                           # column -> value or list of values, e.g. {{"cc": ["reno", "cubic"]}}'''
+
+
 def setup(imports: str, body: str) -> str:
     """A notebook's set-up cell: the repository on sys.path, ``imports``, library warnings silenced, then ``body``."""
     return f"{_PATH}\n{imports}\n\n{_QUIET}{body}"

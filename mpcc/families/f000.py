@@ -26,8 +26,9 @@ QUEUE_MODELS = ("fifo-after-delay", "tbf-netem", "netem-tbf", "netem-tbf-k6")
 # UDP payload per datagram of udp_fairness's CBR flow (iperf3 -l), bytes; not given: iperf3's own default (the control
 # connection's MSS since 3.1.5; 8192 up to 3.1.4, the paper's era: docs/netem-semantics.md section 5)
 UDP_LEN_BYTES = (16, 65507)
-# the senders' net.ipv4.tcp_recovery bitmap (0 classic DUPACK-threshold loss detection, 1 RACK, +2 static reordering
-# window, +4 no DUPACK heuristic); not given: the kernel's default (1 on every kernel since 4.4)
+# the senders' net.ipv4.tcp_recovery bitmap (1 RACK, +2 static reordering window, +4 no DUPACK heuristic; without 1
+# the RFC 6675 DUPACK threshold, on kernels before 6.17 only: the capture tools skip it on later ones); not given: the
+# kernel's default (1 on every kernel since 4.4)
 TCP_RECOVERY = range(0, 8)
 TWO_FLOW = ("tcp_fairness", "udp_fairness")  # experiments with a second flow (starting at flow2_offset_s)
 

@@ -64,13 +64,9 @@ bash "$BE" up --path-mode "$path_mode" --link-delay-ms "$link_delay_ms" --loss-p
 features=$(bash "$BE" features 2>>"$LOG")
 # the senders' loss detection: set on every run (the VMs outlive runs; unset means the kernel's default, 1); without
 # bit 0x1 it asks for the RFC 6675 detection, which a guest kernel from 6.17 no longer has: SKIPPED
-if [[ -n "$tcp_recovery" ]] && (( (tcp_recovery & 1) == 0 )); then
-    gk=$(on src1 "uname -r")
-    if rack_only_kernel "$gk"; then
-        why="tcp_recovery $tcp_recovery asks for the RFC 6675 DUPACK-threshold loss detection, which src1's kernel ($gk) no longer has (Linux >= 6.17: RACK is the only one, bit 0x1 has no effect)"
-        echo "$why" > "$out/SKIPPED"; say "SKIPPED: $why"; echo "$why" >&2
-        exit 3
-    fi
+if [[ -n "$tcp_recovery" ]]; then
+    why=$(tcp_recovery_blocker "$(on src1 "uname -r")" "src1's kernel")
+    if [[ -n "$why" ]]; then echo "$why" > "$out/SKIPPED"; say "SKIPPED: $why"; echo "$why" >&2; exit 3; fi
 fi
 for n in src1 src2; do on "$n" "sysctl -qw net.ipv4.tcp_recovery=${tcp_recovery:-1}" >>"$LOG" 2>&1; done
 
