@@ -29,12 +29,9 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from analysis import ablation, markdown_table
-from analysis.ablation import Est, est_diff, est_mean
-from analysis.claims import core
+from analysis import ablation, loss_drops, markdown_table
 from analysis.claims.loss_rate import TOL_MBPS
 from analysis.errors import AnalysisError
 
@@ -44,11 +41,9 @@ STATIC = 3                      # bit 0x2 on: RACK's reordering window static at
 ARMS = (BASELINE, STATIC)
 ARM_LABEL = {BASELINE: "adaptive RACK window (tcp_recovery 1, today's default)",
              STATIC: "static RACK window (tcp_recovery 3, as Linux 4.15)"}
-CCS = ("reno", "bic", "cubic")
+ARM = "tcp_recovery"            # the arm column
+CCS, CLAIMS, ALPHA = loss_drops.CCS, loss_drops.CLAIMS, loss_drops.ALPHA
 LEVELS = (0.0, 1.0, 10.0)       # loss_pct
-#: statement -> (loss %, the paper's drop in Mbit/s)
-CLAIMS = {"S06": (1.0, 7.0), "S07": (10.0, 17.0)}
-ALPHA = 0.05
 _REC_RE = re.compile(r"__rec(\d)(?=__)")
 
 
@@ -63,85 +58,29 @@ def with_arm(df: pd.DataFrame) -> pd.DataFrame:
     column (runs without ``__recN`` count as the kernel's default, :data:`BASELINE`)."""
     if df.empty:
         return df.assign(tcp_recovery=pd.Series(dtype="Int64"))
-    m = (df["flow"] == 1) & (df["experiment"] == "loss_rate") & (df["path_mode"] == "multipath")
-    out = df.loc[m].reset_index(drop=True).copy()
-    out.attrs = {}
+    out = loss_drops.loss_rate_rows(df)
     out["tcp_recovery"] = arm_of(out["run_id"]).fillna(BASELINE).to_numpy()
     return out
 
 
-def _x(df: pd.DataFrame, cc: str, arm: int, loss: float, column: str = "goodput_mbps") -> np.ndarray:
-    sel = df[(df["cc"] == cc) & (df["tcp_recovery"] == arm) & (df["loss_pct"] == loss)]
-    return core.sample(sel, column)
-
-
 def table(df: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     """Per (cc, tcp_recovery, loss_pct): runs, goodput mean with its (1 - alpha) t interval (Mbit/s), and the mean
-    retransmitted and spuriously retransmitted data segments per run."""
-    d = with_arm(df)
-    rows = []
-    for cc in CCS:
-        for arm in ARMS:
-            for loss in LEVELS:
-                g = est_mean(_x(d, cc, arm, loss))
-                if not g.n:
-                    continue
-                lo, hi = g.interval(alpha)
-                rows.append({"cc": cc, "tcp_recovery": arm, "loss_pct": loss, "runs": g.n, "goodput_mbps": g.mean,
-                             "goodput_low": lo, "goodput_high": hi,
-                             "retransmissions": est_mean(_x(d, cc, arm, loss, "retransmissions")).mean,
-                             "spurious_retransmissions": est_mean(_x(d, cc, arm, loss, "spurious_retransmissions")).mean})
-    return pd.DataFrame(rows, columns=["cc", "tcp_recovery", "loss_pct", "runs", "goodput_mbps", "goodput_low",
-                                       "goodput_high", "retransmissions", "spurious_retransmissions"])
-
-
-def _drop(d: pd.DataFrame, cc: str, arm: int, loss: float) -> Est:
-    return est_diff(est_mean(_x(d, cc, arm, 0.0)), est_mean(_x(d, cc, arm, loss)))
+    retransmitted and spuriously retransmitted data segments per run (``analysis.loss_drops.table``)."""
+    return loss_drops.table(with_arm(df), ARM, ARMS, alpha)
 
 
 def drops(df: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     """Per (claim S06/S07, cc, tcp_recovery): the drop goodput(0 %) - goodput(loss) in Mbit/s with its Welch
-    interval and the verdict the claim's own rule gives it (``core.two_sample`` against the paper's value +-
-    ``TOL_MBPS``, ``core.decide``)."""
-    d = with_arm(df)
-    rows = []
-    for sid, (loss, paper) in CLAIMS.items():
-        reg = core.region("approx", paper, tol=TOL_MBPS)
-        for cc in CCS:
-            for arm in ARMS:
-                x, y = _x(d, cc, arm, 0.0), _x(d, cc, arm, loss)
-                if not (x.size and y.size):
-                    continue
-                e = core.two_sample(x, y, reg, alpha)
-                rows.append({"claim": sid, "cc": cc, "tcp_recovery": arm, "loss_pct": loss, "paper_drop_mbps": paper,
-                             "drop_mbps": e.value, "drop_low": e.lo, "drop_high": e.hi, "n": e.n,
-                             "verdict": core.decide(e, reg)[0]})
-    return pd.DataFrame(rows, columns=["claim", "cc", "tcp_recovery", "loss_pct", "paper_drop_mbps", "drop_mbps",
-                                       "drop_low", "drop_high", "n", "verdict"])
+    interval and the verdict the claim's own rule gives it (``analysis.loss_drops.drops``)."""
+    return loss_drops.drops(with_arm(df), ARM, ARMS, alpha)
 
 
 def effects(df: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
-    """Per (claim, cc): the drop under each arm and :data:`STATIC` minus the baseline with its (1 - alpha) interval (Mbit/s);
-    ``moved`` when that interval excludes 0; ``toward_paper`` True/False when it moved nearer to / farther from the
-    paper's drop, None when it did not move."""
-    d = with_arm(df)
-    rows = []
-    for sid, (loss, paper) in CLAIMS.items():
-        for cc in CCS:
-            base, other = _drop(d, cc, BASELINE, loss), _drop(d, cc, STATIC, loss)
-            if not (base.n and other.n):
-                continue
-            e = est_diff(other, base)
-            lo, hi = e.interval(alpha)
-            moved = bool(np.isfinite(lo) and (lo > 0 or hi < 0))
-            nearer = abs(other.mean - paper) < abs(base.mean - paper)
-            rows.append({"claim": sid, "cc": cc, "loss_pct": loss, "paper_drop_mbps": paper,
-                         "baseline_drop_mbps": base.mean, "static_drop_mbps": other.mean, "diff": e.mean,
-                         "diff_low": lo, "diff_high": hi, "p_value": e.p_value(), "moved": moved,
-                         "toward_paper": (nearer if moved else None)})
-    return pd.DataFrame(rows, columns=["claim", "cc", "loss_pct", "paper_drop_mbps", "baseline_drop_mbps",
-                                       "static_drop_mbps", "diff", "diff_low", "diff_high", "p_value", "moved",
-                                       "toward_paper"])
+    """Per (claim, cc): the drop under each arm and :data:`STATIC` minus the baseline with its (1 - alpha) interval
+    (Mbit/s); ``moved`` when that interval excludes 0; ``toward_paper`` True/False when it moved nearer to / farther
+    from the paper's drop, None when it did not move (``analysis.loss_drops.effects``)."""
+    return (loss_drops.effects(with_arm(df), ARM, BASELINE, STATIC, alpha)
+            .rename(columns={"other_drop_mbps": "static_drop_mbps"}))
 
 
 # --------------------------------------------------------------------------------------------- the bundle
@@ -167,14 +106,7 @@ def cite(claim: str, cc: str, bundle=None) -> dict | None:
     if prog is None or prog[0] < prog[1]:
         return None
     dr, ef = _tables(str(Path(BUNDLE if bundle is None else bundle).resolve()), prog)
-    dr = dr[(dr["claim"] == claim) & (dr["cc"] == cc)]
-    ef = ef[(ef["claim"] == claim) & (ef["cc"] == cc)]
-    if dr.empty or ef.empty:
-        return None
-    return {"runs": prog[0],
-            "drop": {int(r.tcp_recovery): (r.drop_mbps, r.drop_low, r.drop_high, r.verdict) for r in dr.itertuples()},
-            **{k: ef.iloc[0][k] for k in ("diff", "diff_low", "diff_high", "moved", "toward_paper", "paper_drop_mbps",
-                                          "loss_pct")}}
+    return loss_drops.citation(dr, ef, ARM, claim, cc, prog[0], key=int)
 
 
 @lru_cache(maxsize=2)

@@ -30,7 +30,7 @@ ARCHIVE = "runs.tar.xz"
 #: this host's own paths in the recorded command lines (meta.json's qemu_args): the Vagrant home and the VM's scratch
 #: directory, replaced in the committed form by what they stand for (the repository quotes no machine's paths)
 _HOST_PATHS = ((re.compile(r"(?:/root|/home/[^/\s\"]+)/\.vagrant\.d"), "~/.vagrant.d"),
-               (re.compile(r"/(?:var/)?tmp/(mpcc-[a-z]+)\.[A-Za-z0-9]+"), r"$TMPDIR/\1.XXXXXX"))
+               (re.compile(r"/(?:var/)?tmp/(mpcc-[a-z0-9]+)\.[A-Za-z0-9]+"), r"$TMPDIR/\1.XXXXXX"))
 
 
 def portable_paths(text: str) -> str:

@@ -129,6 +129,11 @@ def test_build_box_rejects_bad_input():
     assert r.returncode == 2 and "--size-gb must be a positive integer" in r.stderr
     r = _run(["bash", str(VDIR / "build-box.sh"), "--name", "bad name"])
     assert r.returncode == 2 and "bad box name" in r.stderr
+    # an extra kernel is Ubuntu's, by version, and only one whose packages' sha256 the script knows
+    r = _run(["bash", str(VDIR / "build-box.sh"), "--extra-kernel", "4.15.0-54.58"])
+    assert r.returncode == 2 and "--extra-kernel must be ubuntu:VERSION" in r.stderr
+    r = _run(["bash", str(VDIR / "build-box.sh"), "--extra-kernel", "ubuntu:4.15.0-20.21"])
+    assert r.returncode == 2 and "no known sha256 for Ubuntu's 4.15.0-20.21" in r.stderr and "4.15.0-54.58" in r.stderr
 
 
 def test_node_up_rejects_unknown_node():

@@ -5,8 +5,11 @@
 # testbed/mininet003/run-vm.sh, which run a plan of runs in it with testbed/lib/qemu_runs.sh). Sourced, not executed;
 # the caller defines die() and log() and sets a trap that calls qbox_teardown.
 #   qbox_key                       -> key: vagrant's insecure private key (the box authorises its public half)
-#   qbox_prepare BOX               -> boxdir, box_rev, cmdline, T_BOX: the box (testbed/vagrant/build-box.sh, a no-op
-#                                     when it is current) and its kernel command line
+#   qbox_prepare BOX [KREL]        -> boxdir, box_rev, cmdline, T_BOX, qbox_vmlinuz, qbox_initrd: the box
+#                                     (testbed/vagrant/build-box.sh, a no-op when it is current), its kernel command
+#                                     line and the kernel to boot: the box's own, or with KREL the extra kernel the box
+#                                     ships as vmlinuz-KREL/initrd.img-KREL (build-box.sh --extra-kernel; refused if
+#                                     the box lacks it: MPCC_BOX_EXTRA_KERNEL=ubuntu:VERSION lets build-box.sh add it)
 #   qbox_boot NAME CPUS MEM_MB BOOT_TIMEOUT_S
 #                                  -> work, qpid, port, QEMU_ARGS, SSH_OPTS, SCP_OPTS, T_BOOT, guest_kernel: a
 #                                     throw-away qcow2 overlay (the box is not modified), user-mode networking with an
@@ -30,13 +33,17 @@ qbox_key() {
 }
 
 qbox_prepare() {
-    local box=$1 t f
+    local box=$1 krel=${2:-} t f
     t=$(date +%s)
     log "box $box (testbed/vagrant/build-box.sh)"
-    bash "$QBOX_ROOT/testbed/vagrant/build-box.sh" --name "$box" >&2
+    bash "$QBOX_ROOT/testbed/vagrant/build-box.sh" --name "$box" ${MPCC_BOX_EXTRA_KERNEL:+--extra-kernel "$MPCC_BOX_EXTRA_KERNEL"} >&2
     T_BOX=$(( $(date +%s) - t ))
     boxdir="${VAGRANT_HOME:-$HOME/.vagrant.d}/boxes/${box//\//-VAGRANTSLASH-}/0/libvirt"
-    for f in box.img vmlinuz initrd.img Vagrantfile; do [[ -f "$boxdir/$f" ]] || die "box $box has no $f in $boxdir"; done
+    qbox_vmlinuz=vmlinuz qbox_initrd=initrd.img
+    if [[ -n "$krel" ]]; then qbox_vmlinuz="vmlinuz-$krel" qbox_initrd="initrd.img-$krel"; fi
+    for f in box.img "$qbox_vmlinuz" "$qbox_initrd" Vagrantfile; do
+        [[ -f "$boxdir/$f" ]] || die "box $box has no $f in $boxdir${krel:+ (build it with testbed/vagrant/build-box.sh --name $box --extra-kernel ubuntu:VERSION)}"
+    done
     box_rev=$(sed -n 's/^# mpcc-box-revision: //p' "$boxdir/Vagrantfile")
     cmdline=$(sed -n 's/^ *lv\.cmd_line = "\(.*\)"$/\1/p' "$boxdir/Vagrantfile")
     [[ -n "$cmdline" ]] || cmdline="root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet mitigations=off"
@@ -58,7 +65,7 @@ qbox_boot() {
     [[ -n "$port" ]] || die "no free local port for the ssh forward"
     QEMU_ARGS=(-name "$name" -machine pc -accel "tcg,tb-size=256" -cpu qemu64 -smp "$cpus" -m "$mem_mb"
         -nodefaults -display none -monitor none -serial "file:$work/console.log"
-        -kernel "$boxdir/vmlinuz" -initrd "$boxdir/initrd.img" -append "$cmdline"
+        -kernel "$boxdir/${qbox_vmlinuz:-vmlinuz}" -initrd "$boxdir/${qbox_initrd:-initrd.img}" -append "$cmdline"
         -drive "file=$work/disk.qcow2,if=virtio,format=qcow2,cache=unsafe"
         -netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$port-:22" -device "virtio-net-pci,netdev=n0"
         -device virtio-rng-pci)

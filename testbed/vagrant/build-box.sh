@@ -4,10 +4,24 @@
 #   (mkfs.ext4 -d, no partition table, no loop devices) -> qcow2 -> box.tar.gz -> `vagrant box add`.
 # The kernel and initrd travel inside the box; the box's own Vagrantfile boots them directly
 # (root=/dev/vda, console=ttyS0, net.ifnames=0 so that eth0 is always the management NIC). No `rootdelay`.
-# usage: build-box.sh [--name NAME] [--suite SUITE] [--mirror URL] [--size-gb N] [--force]
+# --extra-kernel ubuntu:VERSION also installs one of Ubuntu's generic kernels (the image and its modules, from
+# Ubuntu's archive, sha256-checked against EXTRA_KERNEL_SHA256 below) beside Debian's, with an initrd made by the box's
+# own initramfs-tools (gzip: kernels before 5.9 cannot unpack zstd): the box then ships vmlinuz-KREL and
+# initrd.img-KREL beside its default vmlinuz/initrd.img, which testbed/lib/qemu_box.sh boots when asked for KREL (the
+# same image, another kernel: docs/kernel-415.md). Study 000's paper ran Linux 4.15 (Ubuntu 16.04's hardware
+# enablement kernel): --extra-kernel ubuntu:4.15.0-54.58.
+# usage: build-box.sh [--name NAME] [--suite SUITE] [--mirror URL] [--size-gb N] [--extra-kernel ubuntu:VERSION] [--force]
 #   NAME defaults to $MPCC_VAGRANT_BOX or mpcc/debian12; --force rebuilds and re-adds an existing box.
 set -euo pipefail
-name="${MPCC_VAGRANT_BOX:-mpcc/debian12}" suite=bookworm mirror="" size_gb=3 force=0
+name="${MPCC_VAGRANT_BOX:-mpcc/debian12}" suite=bookworm mirror="" size_gb=3 force=0 extra_kernel=""
+UBUNTU_POOL="${MPCC_UBUNTU_POOL:-http://archive.ubuntu.com/ubuntu/pool/main/l/linux}"
+# the packages of each known extra kernel, by sha256 (a version not listed here is refused: add its three hashes
+# after checking them against Ubuntu's Packages index or Launchpad)
+declare -A EXTRA_KERNEL_SHA256=(
+    [4.15.0-54.58/linux-image-unsigned]=cd58627ce1e0ec5463583b7fe19d0fa96fdc9fe785e4361261f243555337fa8e
+    [4.15.0-54.58/linux-modules]=5be895a00d97c7d4659a0ac63dedf7f45927cbd7c3d5db84f07877ac715ff451
+    [4.15.0-54.58/linux-modules-extra]=b281bd918ab5eacdf12a5867fc9cc77cfb6d283b467f2657bbb2e6b6d8f81931
+)
 die() { echo "error: $*" >&2; exit 2; }
 log() { echo "[$(date -u +%H:%M:%S)] build-box: $*" >&2; }
 while [[ $# -gt 0 ]]; do
@@ -16,15 +30,25 @@ while [[ $# -gt 0 ]]; do
         --suite) suite=${2:-}; shift 2 || die "--suite needs a value" ;;
         --mirror) mirror=${2:-}; shift 2 || die "--mirror needs a value" ;;
         --size-gb) size_gb=${2:-}; shift 2 || die "--size-gb needs a value" ;;
+        --extra-kernel) extra_kernel=${2:-}; shift 2 || die "--extra-kernel needs a value" ;;
         --force) force=1; shift ;;
-        *) die "unknown option $1 (usage: build-box.sh [--name NAME] [--suite SUITE] [--mirror URL] [--size-gb N] [--force])" ;;
+        *) die "unknown option $1 (usage: build-box.sh [--name NAME] [--suite SUITE] [--mirror URL] [--size-gb N] [--extra-kernel ubuntu:VERSION] [--force])" ;;
     esac
 done
 [[ "$name" =~ ^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)?$ ]] || die "bad box name '$name'"
 [[ "$suite" =~ ^[a-z]+$ ]] || die "bad suite '$suite'"
 [[ "$size_gb" =~ ^[1-9][0-9]*$ ]] || die "--size-gb must be a positive integer, got '$size_gb'"
+kver="" krel=""
+if [[ -n "$extra_kernel" ]]; then
+    [[ "$extra_kernel" =~ ^ubuntu:([0-9]+\.[0-9]+\.[0-9]+-([0-9]+))\.[0-9]+$ ]] \
+        || die "--extra-kernel must be ubuntu:VERSION (e.g. ubuntu:4.15.0-54.58), got '$extra_kernel'"
+    kver=${extra_kernel#ubuntu:}
+    krel="${BASH_REMATCH[1]}-generic"
+    [[ -v "EXTRA_KERNEL_SHA256[$kver/linux-modules]" ]] \
+        || die "--extra-kernel: no known sha256 for Ubuntu's $kver (known: $(printf '%s\n' "${!EXTRA_KERNEL_SHA256[@]}" | cut -d/ -f1 | sort -u | tr '\n' ' '))"
+fi
 [[ $EUID -eq 0 ]] || die "build-box.sh needs root (mmdebstrap in root mode)"
-for t in mmdebstrap mkfs.ext4 qemu-img vagrant tar; do command -v "$t" >/dev/null || die "$t not found: run testbed/vagrant/host-setup.sh"; done
+for t in mmdebstrap mkfs.ext4 qemu-img vagrant tar ${krel:+curl dpkg-deb sha256sum}; do command -v "$t" >/dev/null || die "$t not found: run testbed/vagrant/host-setup.sh"; done
 
 # Bump when what the box contains or how it boots changes: an added box of an older revision is rebuilt.
 BOX_REVISION=6   # 2: mitigations=off on the kernel command line; 3: bpftool (BPF congestion-control ports, testbed/cc);
@@ -34,11 +58,12 @@ BOX_REVISION=6   # 2: mitigations=off on the kernel command line; 3: bpftool (BP
                  #    replicated with the paper's own tool chain, Mininet + Open vSwitch (docs/mininet-003.md)
 if [[ $force == 0 ]] && vagrant box list 2>/dev/null | awk -v n="$name" '$1 == n {f = 1} END {exit !f}'; then
     boxvf="${VAGRANT_HOME:-$HOME/.vagrant.d}/boxes/${name//\//-VAGRANTSLASH-}/0/libvirt/Vagrantfile"
-    if grep -qx "# mpcc-box-revision: $BOX_REVISION" "$boxvf" 2>/dev/null; then
-        log "box $name (revision $BOX_REVISION) already added (use --force to rebuild)"
+    if grep -qx "# mpcc-box-revision: $BOX_REVISION" "$boxvf" 2>/dev/null \
+       && { [[ -z "$krel" ]] || grep -qx "# mpcc-box-extra-kernel: $krel ($kver)" "$boxvf"; }; then
+        log "box $name (revision $BOX_REVISION${krel:+, extra kernel $krel}) already added (use --force to rebuild)"
         exit 0
     fi
-    log "box $name is older than revision $BOX_REVISION: rebuilding"
+    log "box $name is older than revision $BOX_REVISION${krel:+ or lacks the extra kernel $krel}: rebuilding"
 fi
 
 # The vagrant insecure public key (vagrant swaps it for a per-machine key on first `vagrant up`).
@@ -54,6 +79,29 @@ cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# the extra kernel's packages, downloaded and checked before anything else (unpacked into the root by a hook below:
+# dpkg-deb -x into a scratch directory and only its boot/ and lib/modules/KREL copied, so that the root's merged-/usr
+# symlinks stay as they are; Ubuntu's packages depend on Ubuntu's linux-base, so they are not dpkg-installed)
+extra_hooks=()
+if [[ -n "$krel" ]]; then
+    mkdir -p "$work/kdeb" "$work/kx"
+    for pkg in linux-image-unsigned linux-modules linux-modules-extra; do
+        f="${pkg}-${krel}_${kver}_amd64.deb"
+        log "downloading $f from $UBUNTU_POOL"
+        curl -fsS -m 900 -o "$work/kdeb/$f" "$UBUNTU_POOL/$f" || die "cannot download $UBUNTU_POOL/$f"
+        sha=$(sha256sum "$work/kdeb/$f" | cut -d' ' -f1)
+        [[ "$sha" == "${EXTRA_KERNEL_SHA256[$kver/$pkg]}" ]] || die "$f: sha256 $sha, expected ${EXTRA_KERNEL_SHA256[$kver/$pkg]}"
+        dpkg-deb -x "$work/kdeb/$f" "$work/kx"
+    done
+    [[ -f "$work/kx/boot/vmlinuz-$krel" && -d "$work/kx/lib/modules/$krel" ]] || die "the $kver packages hold no vmlinuz-$krel or lib/modules/$krel"
+    extra_hooks=(
+        --customize-hook="cp -a '$work/kx/boot/.' \"\$1/boot/\"; cp -a '$work/kx/lib/modules/$krel' \"\$1/usr/lib/modules/\""
+        --customize-hook="chroot \"\$1\" depmod '$krel'"
+        --customize-hook="chroot \"\$1\" mkinitramfs -c gzip -o '/boot/initrd.img-$krel' '$krel'"
+        --customize-hook="cp \"\$1/boot/vmlinuz-$krel\" '$work/vmlinuz-$krel'; cp \"\$1/boot/initrd.img-$krel\" '$work/initrd.img-$krel'"
+    )
+fi
 
 PKGS=linux-image-amd64,linux-headers-amd64,make,initramfs-tools,systemd-sysv,udev,kmod,dbus,openssh-server,sudo,iproute2,iputils-ping,procps,netbase,iperf3,tcpdump,ethtool,jq,nftables,iptables,gawk,less,bpftool,mptcpize,mininet,openvswitch-switch,python3,psmisc
 log "mmdebstrap $suite (minbase + $PKGS)"
@@ -75,6 +123,7 @@ mmdebstrap --variant=minbase --include="$PKGS" \
     --customize-hook='printf "/dev/vda / ext4 defaults,noatime 0 1\n" > "$1/etc/fstab"' \
     --customize-hook='chroot "$1" systemctl mask apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service fstrim.timer 2>/dev/null || true' \
     --customize-hook='cp "$1"/boot/vmlinuz-* "'"$work"'/vmlinuz"; cp "$1"/boot/initrd.img-* "'"$work"'/initrd.img"' \
+    "${extra_hooks[@]}" \
     --customize-hook='rm -rf "$1"/var/cache/apt/archives/*.deb "$1"/var/lib/apt/lists/*' \
     ${mirror:+"--mirror=$mirror"} \
     "$suite" "$work/rootfs.tar" >&2
@@ -83,6 +132,7 @@ log "mmdebstrap took $(( $(date +%s) - t0 )) s"
 mkdir "$work/root"
 tar -C "$work/root" -xpf "$work/rootfs.tar"
 rm -f "$work/rootfs.tar"
+rm -rf "$work/kx"
 truncate -s "${size_gb}G" "$work/root.raw"
 mkfs.ext4 -q -F -L mpccroot -d "$work/root" "$work/root.raw" >&2
 rm -rf "$work/root"
@@ -98,7 +148,8 @@ safe="${name//\//-}"
 bootdir="/var/lib/libvirt/boot/mpcc-box-$safe"
 cat > "$work/Vagrantfile" <<VF
 # Box-embedded defaults (mpcc Debian box): boot the kernel/initrd shipped with this box directly.
-# mpcc-box-revision: $BOX_REVISION
+# mpcc-box-revision: $BOX_REVISION${krel:+
+# mpcc-box-extra-kernel: $krel ($kver)}
 Vagrant.configure("2") do |config|
   config.vm.provider :libvirt do |lv|
     dirs = ["$bootdir", File.expand_path(File.dirname(__FILE__))]
@@ -116,7 +167,12 @@ mkdir -p "$bootdir"
 install -m 0644 "$work/vmlinuz" "$bootdir/vmlinuz"
 install -m 0644 "$work/initrd.img" "$bootdir/initrd.img"
 chmod 644 "$work/vmlinuz" "$work/initrd.img"
-tar -C "$work" -czf "$work/box.tar.gz" metadata.json Vagrantfile box.img vmlinuz initrd.img
+boot_files=(vmlinuz initrd.img)
+if [[ -n "$krel" ]]; then
+    chmod 644 "$work/vmlinuz-$krel" "$work/initrd.img-$krel"
+    boot_files+=("vmlinuz-$krel" "initrd.img-$krel")
+fi
+tar -C "$work" -czf "$work/box.tar.gz" metadata.json Vagrantfile box.img "${boot_files[@]}"
 log "box archive $(du -h "$work/box.tar.gz" | cut -f1) (qcow2 virtual_size ${vsize} GB)"
 
 # Re-adding a box leaves the old base volume in the libvirt pool, and vagrant-libvirt would keep cloning the STALE
