@@ -137,11 +137,13 @@ T0=$(date +%s)
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 STARTED=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+COMMIT=$(cd "$ROOT" && git rev-parse HEAD 2>/dev/null || echo)   # once per session (campaign.json after every run)
+QEMU_VERSION=$(qemu-system-x86_64 --version | sed -n 1p)
 if (( ! resume )); then
     jq -n --argjson reps "$reps" --argjson duration "$duration" --arg ccs "${CCS[*]}" --arg losses "${LOSSES[*]}" \
         --arg kernels "${KERNELS[*]}" --argjson d "$link_delay_ms" --argjson seed "$seed" --arg box "$box" \
         --arg extra "$EXTRA_KERNEL" --arg plan "$(printf '%s\n' "${PLAN[@]}")" \
-        --arg commit "$(cd "$ROOT" && git rev-parse HEAD 2>/dev/null || echo)" \
+        --arg commit "$COMMIT" \
         --arg dirty "$(cd "$ROOT" && git status --porcelain -- "${GUEST_FILES[@]}" testbed/kernel415 2>/dev/null | tr '\n' ';')" \
         '{reps:$reps, duration:$duration, ccs:$ccs, losses:$losses, kernels:$kernels, link_delay_ms:$d, seed:$seed,
           box:$box, extra_kernel:$extra, experiment:"loss_rate", path_mode:"multipath", queue_model:"tbf-netem",
@@ -201,8 +203,8 @@ up() {   # KERNEL: the box booted on it, the guest files copied in
 campaign_json() {   # ARM: DIR/ARM/campaign.json (what `mpcc bundle` reads of a campaign directory)
     local arm=$1 d="$out/$1"
     jq -n --arg name "kernel415-$arm" --argjson seed "$seed" --arg box "$box" --arg k "$guest_kernel" \
-        --arg qemu "$(qemu-system-x86_64 --version | sed -n 1p)" --arg qemu_args "${QEMU_ARGS[*]}" \
-        --arg box_sha "$box_sha" --arg box_rev "$box_rev" --arg commit "$(cd "$ROOT" && git rev-parse HEAD 2>/dev/null || echo)" \
+        --arg qemu "$QEMU_VERSION" --arg qemu_args "${QEMU_ARGS[*]}" \
+        --arg box_sha "$box_sha" --arg box_rev "$box_rev" --arg commit "$COMMIT" \
         --argjson order "$(printf '%s\n' "${PLAN[@]}" | while read -r line; do
                 n=$(run_name_of "$line"); [[ $n == "$arm/"* ]] && basename "$n"; done | jq -R . | jq -s .)" \
         --argjson prev "$(jq -c '.sessions // []' "$d/campaign.json" 2>/dev/null || echo '[]')" --arg started "$STARTED" \

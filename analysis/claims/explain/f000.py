@@ -255,6 +255,11 @@ def _loss_drop(r, ctx):
                         loss_pct=loss, **ev, **ev2, **ev3)
 
 
+def _drop_text(d) -> str:
+    """One arm's cited drop (mean, low, high, verdict) as the explanations write it."""
+    return f"{fmt(d[0], 3)} Mbit/s (95 % interval {fmt(d[1], 3)} to {fmt(d[2], 3)}, {d[3]})"
+
+
 def _recovery(sid: str, cc: str, kind: str, kernel_measured: bool = False) -> tuple[str, str, dict]:
     """(kind, text, evidence) from the loss-recovery ablation (analysis.recovery000, data/recovery000) for S06/S07 and
     ``cc``, once its bundle holds every planned run; ``kind`` unchanged and no text before. The paper's Linux 4.15 ran
@@ -270,12 +275,9 @@ def _recovery(sid: str, cc: str, kind: str, kernel_measured: bool = False) -> tu
     if adaptive is None or static is None:
         return kind, "", {}
 
-    def arm(d):
-        return f"{fmt(d[0], 3)} Mbit/s (95 % interval {fmt(d[1], 3)} to {fmt(d[2], 3)}, {d[3]})"
-
     text = (f" The loss-recovery ablation (data/recovery000: {c['runs']} runs of 100 s, notebook 14) ran this drop "
             f"with the paper's switch under RACK's adaptive reordering window (this kernel's default, what data/paper "
-            f"ran) and under the static window of the paper's Linux 4.15: {arm(adaptive)} against {arm(static)}; the "
+            f"ran) and under the static window of the paper's Linux 4.15: {_drop_text(adaptive)} against {_drop_text(static)}; the "
             f"difference {fmt(c['diff'], 3)} Mbit/s (95 % interval {fmt(c['diff_low'], 3)} to "
             f"{fmt(c['diff_high'], 3)}) is ")
     if c["moved"] and c["toward_paper"]:
@@ -313,12 +315,9 @@ def _kernel415(sid: str, cc: str, kind: str) -> tuple[str, str, dict]:
     if old is None or new is None:
         return kind, "", {}
 
-    def arm(d):
-        return f"{fmt(d[0], 3)} Mbit/s (95 % interval {fmt(d[1], 3)} to {fmt(d[2], 3)}, {d[3]})"
-
     text = (f" On the paper's own kernel (data/kernel415: {c['runs']} runs of 100 s in one qemu VM, the same box image "
             f"booted on Ubuntu's Linux 4.15.0-54 and on Debian's 6.1, the paper's switch with real netem; "
-            f"docs/kernel-415.md) this drop is {arm(old)} on 4.15 against {arm(new)} on 6.1; the difference "
+            f"docs/kernel-415.md) this drop is {_drop_text(old)} on 4.15 against {_drop_text(new)} on 6.1; the difference "
             f"{fmt(c['diff'], 3)} Mbit/s (95 % interval {fmt(c['diff_low'], 3)} to {fmt(c['diff_high'], 3)}) is ")
     if c["moved"] and c["toward_paper"]:
         text += (f"beyond run-to-run noise and toward the paper's {fmt(c['paper_drop_mbps'], 3)} Mbit/s: the kernel "
