@@ -49,5 +49,5 @@ bench: install
 	$(VPY) bench/run_all.py
 
 lint:
-	shellcheck -x testbed/*.sh testbed/lib/*.sh testbed/nodes/*.sh testbed/vagrant/*.sh testbed/cc/*.sh testbed/delayshim/*.sh testbed/qdisc003/*.sh testbed/mininet003/*.sh testbed/kernel415/*.sh testbed/ns2_004/*.sh testbed/vlc002/*.sh capture_tools/*.sh tools/*.sh
+	shellcheck -x testbed/*.sh testbed/lib/*.sh testbed/nodes/*.sh testbed/vagrant/*.sh testbed/cc/*.sh testbed/cc/pcc-kernel/*.sh testbed/cc/bic415-kernel/*.sh testbed/delayshim/*.sh testbed/qdisc003/*.sh testbed/mininet003/*.sh testbed/kernel415/*.sh testbed/ns2_004/*.sh testbed/vlc002/*.sh capture_tools/*.sh tools/*.sh
 	python3 tools/check_pipelines.py

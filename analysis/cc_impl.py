@@ -32,6 +32,8 @@ def describe(cc: str, impl: dict) -> str:
         what = "the Vivace-paper / PCC-Uspace controller (BPF)"
     elif cc in KERNEL_PORTS:
         what = f"BPF port of Linux's {KERNEL_PORTS[cc]}"
+    elif cc == "bic415":
+        what = "BPF port of Linux 4.15's tcp_bic.c (study 000's kernel)"
     elif cc == "westwood_e":
         what = "Westwood+e of paper 004, equation 8 (BPF)"
     else:

@@ -53,9 +53,10 @@ from analysis.validation_store import ARCHIVE, pack, portable_paths, run_dirs
 
 IMPLS = ("kernel", "bpf")
 #: multiplicative-decrease factor a CC is expected to apply (ssthresh / cwnd), where it has a fixed one
-EXPECTED_RATIO = {"bic": 819 / 1024}
-#: windows (packets) at or below which a CC reduces differently: BIC halves there (low_window, tcp_bic.c)
-LOW_WINDOW = {"bic": 14}
+EXPECTED_RATIO = {"bic": 819 / 1024, "bic415": 819 / 1024}
+#: windows (packets) at or below which a CC reduces differently: BIC halves there (low_window, tcp_bic.c; the same
+#: rule in Linux 4.15's, which bic415 ports)
+LOW_WINDOW = {"bic": 14, "bic415": 14}
 GOODPUT_MARGIN_FRAC = 0.05   # TOST margin on goodput: +-5 % of the kernel's mean
 RATIO_MARGIN = 0.02          # TOST margin on the per-run median decrease ratio (dimensionless)
 ALPHA = 0.05
@@ -341,6 +342,31 @@ def _diff(a, b) -> float:
     return float(a.mean() - b.mean()) if a.size and b.size else np.nan
 
 
+#: pairs of CCs a round may hold both of, whose difference it reports (the power check: can the comparison tell
+#: two versions of one algorithm apart?): 6.1's BIC and 4.15's (bic415, docs/kernel-415.md)
+CONTRASTS = (("bic", "bic415"),)
+
+
+def contrast(res: Results) -> pd.DataFrame:
+    """For each pair (A, B) of :data:`CONTRASTS` that the round holds, per implementation and metric: B - A over the
+    valid runs with its 95 % Welch interval and Welch's p (per-run values as in :func:`compare`)."""
+    runs = res.valid_runs
+    rows = []
+    for a, b in CONTRASTS:
+        if not {a, b} <= set(runs["cc"]):
+            continue
+        for impl in IMPLS:
+            for col, label, unit, _ in METRICS:
+                x = runs.loc[(runs["cc"] == a) & (runs["implementation"] == impl), col].to_numpy(dtype=float)
+                y = runs.loc[(runs["cc"] == b) & (runs["implementation"] == impl), col].to_numpy(dtype=float)
+                lo, hi = _welch_interval(y, x, 1 - ALPHA)
+                rows.append({"cc_a": a, "cc_b": b, "implementation": impl, "metric": label, "unit": unit,
+                             "a_mean": _ci(x)["mean"], "b_mean": _ci(y)["mean"], "diff": _diff(y, x),
+                             "diff_low": lo, "diff_high": hi, "welch_p": _welch_p(y, x)})
+    return pd.DataFrame(rows, columns=["cc_a", "cc_b", "implementation", "metric", "unit", "a_mean", "b_mean", "diff",
+                                       "diff_low", "diff_high", "welch_p"])
+
+
 def ratio_table(res: Results) -> pd.DataFrame:
     """Pooled decrease events per (cc, implementation) over the valid runs: events (all), counted (those that count
     for the CC, see :func:`counted_events`), the 10/50/90 % quantiles and mean of the counted ratios, and the share
@@ -455,6 +481,16 @@ def report(res: Results, markdown: bool = False, per_run: bool = False) -> str:
                            f"{_f(r['kernel_p10'], 0)} / {_f(r['kernel_p50'], 0)} / {_f(r['kernel_p90'], 0)}",
                            r["bpf_n"], f"{_f(r['bpf_p10'], 0)} / {_f(r['bpf_p50'], 0)} / {_f(r['bpf_p90'], 0)}",
                            _f(r["ks_d"], 3), _p(r["ks_p"])] for _, r in cw.iterrows()]))
+        ct = contrast(res)
+        if len(ct):
+            parts.append("\nThe two versions of one algorithm against each other (B − A, 95 % Welch interval), per"
+                         " implementation: a comparison that finds the port equal to its module can also tell the"
+                         " versions apart:\n")
+            parts.append(_md(["A", "B", "implementation", "metric", "A", "B", "B − A [95 %]", "Welch p"],
+                             [[r["cc_a"], r["cc_b"], r["implementation"], f"{r['metric']} ({r['unit']})",
+                               _f(r["a_mean"], _nd(r["metric"])), _f(r["b_mean"], _nd(r["metric"])),
+                               _mean_ci(r["diff"], r["diff_low"], r["diff_high"], _nd(r["metric"])),
+                               _p(r["welch_p"])] for _, r in ct.iterrows()]))
         gt = guard_table(res)
         if len(gt):
             parts.append("\nThe kernel-defect guard (testbed/cc/cc_guard.h): its repairs over the runs (the kernel's"
@@ -480,6 +516,9 @@ def report(res: Results, markdown: bool = False, per_run: bool = False) -> str:
         parts.append(cmp_.to_string(index=False))
         parts.append("\n" + rat.to_string(index=False))
         parts.append("\n" + cw.to_string(index=False))
+        ct = contrast(res)
+        if len(ct):
+            parts.append("\n" + ct.to_string(index=False))
         gt = guard_table(res)
         if len(gt):
             parts.append("\n" + gt.to_string(index=False))

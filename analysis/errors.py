@@ -1,4 +1,5 @@
 """Exceptions the analysis library raises for bad input (reported as one line by the CLI)."""
+import sys
 
 
 class AnalysisWarning(UserWarning):
@@ -19,3 +20,14 @@ class CaptureError(AnalysisError):
 
 class NoTrafficError(AnalysisError):
     """A readable capture that holds no packet of the kind asked for (e.g. no TCP)."""
+
+
+def cli_status(work) -> int:
+    """Exit status of a module's command line: 0 after ``work()``, 2 with the one-line ``error: <message>`` on stderr
+    when it raises AnalysisError (bad input is never a traceback)."""
+    try:
+        work()
+    except AnalysisError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0

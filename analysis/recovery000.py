@@ -33,7 +33,7 @@ import pandas as pd
 
 from analysis import ablation, loss_drops, markdown_table
 from analysis.claims.loss_rate import TOL_MBPS
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, cli_status
 
 BUNDLE = Path(__file__).resolve().parent.parent / "data" / "recovery000"
 BASELINE = 1                    # tcp_recovery of every other recording: the kernel's default (RACK alone)
@@ -149,16 +149,14 @@ def main(argv=None) -> int:
                                  description="Study 000's loss-recovery ablation: tables from its bundle.")
     ap.add_argument("bundle", nargs="?", default=str(BUNDLE), help="the bundle (default data/recovery000)")
     args = ap.parse_args(argv)
-    try:
+
+    def work():
         df = load(args.bundle)
         if df is None:
             raise AnalysisError(f"{args.bundle}: no bundle.json (not recorded and bundled yet: "
                                 "tools/record_queue.sh run records campaigns/recovery000.yaml)")
         sys.stdout.write(report(df))
-    except AnalysisError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return cli_status(work)
 
 
 if __name__ == "__main__":

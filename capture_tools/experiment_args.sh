@@ -62,9 +62,9 @@ parse_experiment_args() {
     [[ "$backend" == "$want" ]] || die "--backend must be $want for this capture tool, got '$backend'"
     [[ -n "$out" ]] || die "--out is required"
     [[ "$experiment" =~ ^(single_vs_multi|link_delay|loss_rate|tcp_fairness|udp_fairness)$ ]] || die "bad --experiment '$experiment'"
-    local cc_re='^(reno|cubic|bbr|bic|westwood|westwood_e|pcc_vivace|pcc_vivace_usp)$'
-    [[ "$cc" =~ $cc_re ]] || die "--cc must be one of reno cubic bbr bic westwood westwood_e pcc_vivace pcc_vivace_usp, got '$cc'"
-    [[ -z "$cc2" || "$cc2" =~ $cc_re ]] || die "--cc2 must be one of reno cubic bbr bic westwood westwood_e pcc_vivace pcc_vivace_usp, got '$cc2'"
+    local cc_re='^(reno|cubic|bbr|bic|westwood|westwood_e|pcc_vivace|pcc_vivace_usp|bic415)$'
+    [[ "$cc" =~ $cc_re ]] || die "--cc must be one of reno cubic bbr bic westwood westwood_e pcc_vivace pcc_vivace_usp bic415, got '$cc'"
+    [[ -z "$cc2" || "$cc2" =~ $cc_re ]] || die "--cc2 must be one of reno cubic bbr bic westwood westwood_e pcc_vivace pcc_vivace_usp bic415, got '$cc2'"
     [[ -z "$cbr_mbps" ]] || num "$cbr_mbps" || die "--cbr-mbps must be a number, got '$cbr_mbps'"
     [[ -z "$cc2" || -z "$cbr_mbps" ]] || die "give --cc2 or --cbr-mbps, not both"
     [[ "$path_mode" == single || "$path_mode" == multipath ]] || die "--path-mode must be single or multipath"

@@ -15,7 +15,7 @@ fq=$(has fq)
 if ip netns exec "$scratch" tc qdisc replace dev d0 root teql0 >/dev/null 2>&1; then teql_qdisc=true; else teql_qdisc=false; fi
 if [[ $teql_qdisc == true ]] && ip netns exec "$scratch" ip link show teql0 >/dev/null 2>&1; then teql=true; else teql=false; fi
 # congestion controls: the kernel's own, or a BPF port from testbed/cc (registered per run by ccctl.sh)
-ccs=$(bash "$(dirname "${BASH_SOURCE[0]}")/cc/ccctl.sh" status reno cubic bbr bic westwood westwood_e pcc_vivace pcc_vivace_usp)
+ccs=$(bash "$(dirname "${BASH_SOURCE[0]}")/cc/ccctl.sh" status reno cubic bbr bic westwood westwood_e pcc_vivace pcc_vivace_usp bic415)
 if [[ $netem == true ]]; then delay=netem; else delay=nfqueue-shim; fi
 # round-robin: TEQL where the kernel has it (the paper's mechanism), nftables numgen + fwmark otherwise;
 # MPCC_RR_MECH=nft forces the fallback (e.g. to compare the two on a kernel that has both)

@@ -73,16 +73,18 @@ def _git_blob(path: Path) -> str:
 def test_objects_build_from_source():
     res = subprocess.run(["make", "-C", str(CC)], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
-    for cc in ("bic", "westwood"):
+    for cc in ("bic", "bic415", "westwood"):
         obj = CC / "build" / f"{cc}.bpf.o"
         assert obj.stat().st_size > 0
         assert obj.read_bytes()[:4] == b"\x7fELF"
 
 
-def test_bic_flow_uses_the_bpf_port_and_decreases_by_beta(env, tmp_path):
+@pytest.mark.parametrize("cc", ["bic", "bic415"])
+def test_bic_flow_uses_the_bpf_port_and_decreases_by_beta(env, tmp_path, cc):
     """A real 20-s bic flow (single path, 10 Mbit/s, 100-packet buffer, 10 ms, 0.2 % random loss): the socket runs
     "bic" (ss -ti), the run records which implementation ran, and each reduction above low_window (14 packets) sets
-    ssthresh to floor(cwnd * 819 / 1024) (tcp_bic.c bictcp_recalc_ssthresh).
+    ssthresh to floor(cwnd * 819 / 1024) (tcp_bic.c bictcp_recalc_ssthresh). Likewise for bic415, the port of Linux
+    4.15's tcp_bic.c, whose reduction rule is the same text.
 
     ``ss`` samples every 10 ms here (MPCC_SS_INTERVAL_S): at the default 0.1 s the window before a loss is often
     missed or two reductions show as one (docs/cc-validation.md measured a median of 0.766 for the kernel's own
@@ -93,22 +95,22 @@ def test_bic_flow_uses_the_bpf_port_and_decreases_by_beta(env, tmp_path):
     packets, ssthresh 87 each time: 3 of 6 loss-free runs measured). A reduction to an unchanged ssthresh is invisible
     in ``ss`` (:func:`decrease_events` marks changes of ssthresh), so such a run shows 3 events in 20 s. With 0.2 %
     loss, 5 runs measured 29-40 events, 86-95 % of them with exact BIC arithmetic, median ratio 0.789-0.795."""
-    out = tmp_path / "bic"
-    res = _run(dict(env, MPCC_SS_INTERVAL_S="0.01"), out, "--experiment", "loss_rate", "--cc", "bic",
+    out = tmp_path / cc
+    res = _run(dict(env, MPCC_SS_INTERVAL_S="0.01"), out, "--experiment", "loss_rate", "--cc", cc,
                "--path-mode", "single", "--link-delay-ms", "10", "--loss-pct", "0.2", "--duration-s", "20")
     assert res.returncode == 0, res.stderr + (out / "capture.log").read_text()
     meta = json.loads((out / "meta.json").read_text())
     assert meta["ss_interval_s"] == 0.01
-    impl = meta["cc_impl"]["bic"]
-    if not _native("bic"):
+    impl = meta["cc_impl"][cc]
+    if not _native(cc):
         assert impl["implementation"] == "bpf" and impl["registered_by"] == "mpcc"
-        obj = CC / "build" / "bic.bpf.o"
+        obj = CC / "build" / f"{cc}.bpf.o"
         assert impl["object_sha256"] == hashlib.sha256(obj.read_bytes()).hexdigest()
-        assert impl["source"] == "testbed/cc/bic.bpf.c"
-        assert impl["source_git_blob"] == _git_blob(CC / "bic.bpf.c")
-        assert "bic" not in _registered()          # released at teardown: nothing left registered
+        assert impl["source"] == f"testbed/cc/{cc}.bpf.c"
+        assert impl["source_git_blob"] == _git_blob(CC / f"{cc}.bpf.c")
+        assert cc not in _registered()          # released at teardown: nothing left registered
     conn = data_connection(parse_ss(out / "ss" / "flow1.txt"))
-    _assert_flow_on(conn, "bic")
+    _assert_flow_on(conn, cc)
     ev = decrease_events(conn)
     big = ev[ev["cwnd_last_pkts"] > 14]
     assert len(big) >= 15, ev

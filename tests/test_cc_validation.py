@@ -321,3 +321,39 @@ def test_bundled_guarded_round():
     g = cv.guard_table(res).set_index(["cc", "implementation"])
     assert g.loc[("bic", "bpf"), "runs_with_counters"] == 10 == g.loc[("westwood", "bpf"), "runs_with_counters"]
     assert int(g["impossible_cwnd_samples"].sum()) == 0
+
+
+def test_contrast_of_two_versions_known_answer(tmp_path):
+    """A round with bic and bic415 reports bic415 - bic per implementation (Welch); one with only bic none."""
+    make_results(tmp_path, [9.0, 9.2, 9.1], [9.1, 9.0, 9.2], cc="bic")
+    for i, (gk, gb) in enumerate(zip([7.0, 7.2, 7.1], [7.1, 7.0, 7.2]), start=1):
+        write_run(tmp_path, i, "bic415", "kernel", gk, 50, BIC_SAMPLES)
+        write_run(tmp_path, i, "bic415", "bpf", gb, 50, BIC_SAMPLES, order=2)
+    ct = cv.contrast(cv.load_results(tmp_path))
+    g = ct[ct["metric"] == "goodput"].set_index("implementation")
+    assert set(g.index) == {"kernel", "bpf"}
+    assert g.loc["kernel", "diff"] == pytest.approx(7.1 - 9.1)
+    assert g.loc["bpf", "a_mean"] == pytest.approx(9.1) and g.loc["bpf", "b_mean"] == pytest.approx(7.1)
+    assert g.loc["kernel", "diff_high"] < 0 and g.loc["kernel", "welch_p"] < 0.001
+    assert "tell the versions apart" in cv.report(cv.load_results(tmp_path), markdown=True)
+    only_bic = tmp_path / "only"
+    make_results(only_bic, [9.0, 9.2], [9.1, 9.0])
+    assert cv.contrast(cv.load_results(only_bic)).empty
+
+
+ROOT_DIR = Path(__file__).resolve().parents[1]
+
+
+def test_bundled_bic415_rounds_are_the_docs_tables():
+    """data/cc-validation/bic415 and .../bic415-confirmation (the VM comparisons of 2026-11-28: Linux 4.15's BIC, port
+    against 4.15's own tcp_bic.c built as a module) give the tables docs/cc-validation.md prints, line for line, and
+    the contrast the doc reads: 4.15's BIC below 6.1's by more than 2 Mbit/s in both implementations."""
+    doc = (ROOT_DIR / "docs" / "cc-validation.md").read_text()
+    for name, n in (("bic415", 40), ("bic415-confirmation", 20)):
+        res = cv.load_results(ROOT_DIR / "data" / "cc-validation" / name)
+        assert len(res.runs) == n and res.runs["valid"].all()
+        rows = [ln for ln in cv.report(res, markdown=True).splitlines() if ln.startswith("| bic")]
+        assert rows and all(ln in doc for ln in rows), [ln for ln in rows if ln not in doc]
+    ct = cv.contrast(cv.load_results(ROOT_DIR / "data" / "cc-validation" / "bic415"))
+    g = ct[ct["metric"] == "goodput"]
+    assert len(g) == 2 and (g["diff_high"] < -2.0).all()

@@ -22,7 +22,7 @@ from tests.netns_helpers import registered_ccs
 
 ROOT = Path(__file__).resolve().parents[1]
 CCCTL = ROOT / "testbed" / "cc" / "ccctl.sh"
-PORTS = ["bic", "westwood", "westwood_e", "pcc_vivace", "pcc_vivace_usp"]
+PORTS = ["bic", "bic415", "westwood", "westwood_e", "pcc_vivace", "pcc_vivace_usp"]
 TOOLS = ["bpftool", "jq", "make", "clang"]
 
 pytestmark = [

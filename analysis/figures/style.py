@@ -11,7 +11,10 @@ _COLOURS = dict(zip(CC_ORDER + ["udp"] + OTHER_CCS, sns.color_palette("colorblin
 #: the colorblind palette has 10 colours, all taken: pcc_vivace_usp (the Vivace paper / PCC-Uspace controller,
 #: docs/pcc-vivace.md) gets the "dark" palette's brown, a darker sibling of pcc_vivace's (the port of the module)
 _COLOURS["pcc_vivace_usp"] = sns.color_palette("dark", 10)[5]
-MARKERS = {"reno": "o", "bic": "s", "cubic": "^", "bbr": "D", "udp": "v", "pcc_vivace": "P", "pcc_vivace_usp": "p",
+#: bic415 (BIC as study 000's Linux 4.15 computes it, docs/kernel-415.md): a darker sibling of bic's orange,
+#: and an octagon beside bic's square
+_COLOURS["bic415"] = sns.color_palette("dark", 10)[1]
+MARKERS = {"reno": "o", "bic": "s", "bic415": "8", "cubic": "^", "bbr": "D", "udp": "v", "pcc_vivace": "P", "pcc_vivace_usp": "p",
            "westwood": "X", "westwood_e": "*"}
 
 

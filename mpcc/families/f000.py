@@ -17,7 +17,7 @@ FAMILY = "000"
 TITLE = "TCP congestion control over per-packet round-robin multi-path routing (study 000)"
 BACKENDS = ("netns", "vagrant")
 EXPERIMENTS = ("single_vs_multi", "link_delay", "loss_rate", "tcp_fairness", "udp_fairness")
-KNOWN_CCS = ("reno", "bic", "cubic", "bbr", "westwood", "westwood_e", "pcc_vivace", "pcc_vivace_usp", "htcp", "vegas",
+KNOWN_CCS = ("reno", "bic", "bic415", "cubic", "bbr", "westwood", "westwood_e", "pcc_vivace", "pcc_vivace_usp", "htcp", "vegas",
              "illinois", "highspeed", "scalable")
 PATH_MODES = ("single", "multipath")
 # how each switch chains its delay and its 100-packet buffer (testbed/nodes/switch.sh --queue-model,

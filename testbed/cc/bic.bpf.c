@@ -146,6 +146,16 @@ void BPF_PROG(bictcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	if (!tcp_is_cwnd_limited(sk))
 		return;
 
+#ifdef BIC_LINUX_4_15
+	/* Linux 4.15's tcp_bic.c:147-152 (bic415.bpf.c): slow start drops the segments ACKed beyond ssthresh, and
+	 * congestion avoidance counts one segment per ACK whatever the ACK covers */
+	if (tcp_in_slow_start(tp))
+		tcp_slow_start(tp, acked);
+	else {
+		bictcp_update(ca, tcp_snd_cwnd(tp));
+		tcp_cong_avoid_ai(tp, ca->cnt, 1);
+	}
+#else
 	if (tcp_in_slow_start(tp)) {
 		acked = tcp_slow_start(tp, acked);
 		if (!acked)
@@ -153,6 +163,7 @@ void BPF_PROG(bictcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	}
 	bictcp_update(ca, tcp_snd_cwnd(tp));
 	tcp_cong_avoid_ai(tp, ca->cnt, acked);
+#endif
 }
 
 /*
@@ -231,8 +242,15 @@ __u32 BPF_PROG(bictcp_min_tso_segs, struct sock *sk)
 	return cc_guard_min_tso_segs(sk);
 }
 
+/* the struct_ops map's name is the congestion control's name (struct_ops_lib.sh finds a registered CC by it) */
+#ifndef BIC_OPS
+#define BIC_OPS bic
+#endif
+#define BIC_STR_(x) #x
+#define BIC_STR(x) BIC_STR_(x)
+
 SEC(".struct_ops")
-struct tcp_congestion_ops bic = {
+struct tcp_congestion_ops BIC_OPS = {
 	.init		= (void *)bictcp_init,
 	.ssthresh	= (void *)bictcp_recalc_ssthresh,
 	.cong_avoid	= (void *)bictcp_cong_avoid,
@@ -242,5 +260,5 @@ struct tcp_congestion_ops bic = {
 	.in_ack_event	= (void *)bictcp_ack,
 	.min_tso_segs	= (void *)bictcp_min_tso_segs,
 	.flags		= TCP_CONG_NON_RESTRICTED,
-	.name		= "bic",
+	.name		= BIC_STR(BIC_OPS),
 };

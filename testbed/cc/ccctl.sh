@@ -210,7 +210,7 @@ cmd=${1:-}
 shift || usage
 case "$cmd" in
     status)
-        [[ $# -gt 0 ]] || set -- reno cubic bbr bic westwood westwood_e pcc_vivace pcc_vivace_usp
+        [[ $# -gt 0 ]] || set -- reno cubic bbr bic westwood westwood_e pcc_vivace pcc_vivace_usp bic415
         for c in "$@"; do valid_cc "$c" || die "bad cc name '$c'"; done
         do_status "$@" ;;
     acquire|release)

@@ -11,7 +11,9 @@
 #      over a base RTT of --rtt-ms). For pcc_vivace the native side is PCC-Kernel's vivace module (congestion control
 #      "pcc"): its source, which this repository does not ship (testbed/cc/pcc-kernel/README.md), is copied into the
 #      guest with testbed/cc/pcc-kernel/build.sh and its patches and built there against the guest's kernel headers
-#      (DIR/pcc-build.log); the .ko stays in the guest, DIR/meta.json records its sha256.
+#      (DIR/pcc-build.log); the .ko stays in the guest, DIR/meta.json records its sha256. Likewise for bic415 the
+#      native side is Linux 4.15's tcp_bic.c (testbed/cc/bic415-kernel/: fetch.sh obtains it, build.sh builds it as
+#      tcp_bic415.ko registering "bic415"; DIR/bic415-build.log).
 #   5. copies the results back into --out DIR and kills the VM (also on error or interrupt)
 # Results: DIR/runs/repNN-CC-IMPL/{iperf3.json,ss.txt,run.json,during.txt,...}, DIR/setup.json (guest),
 # DIR/meta.json (host, VM, timings), DIR/objects/CC.bpf.o (the objects the guest loaded), DIR/scripts/ (the guest scripts it ran), DIR/guest.log,
@@ -31,6 +33,7 @@ source "$ROOT/testbed/lib/qemu_box.sh"   # qbox_key, qbox_prepare, qbox_boot, gs
 out="" reps=10 duration=30 ccs="bic westwood" box="${MPCC_VAGRANT_BOX:-mpcc/debian12}" mem_mb=2048 cpus=2
 boot_timeout=900 ss_interval=0.1 rtt_ms=10 losses=1 flows=1
 PCC_DIR="$HERE/pcc-kernel"   # PCC-Kernel's module: the native side of pcc_vivace
+BIC415_DIR="$HERE/bic415-kernel"   # Linux 4.15's tcp_bic.c as a module: the native side of bic415
 GUEST_IN=/tmp/ccval-in GUEST_OUT=/var/tmp/ccval-out
 
 die() { echo "error: $*" >&2; exit 2; }
@@ -67,14 +70,18 @@ for f in $flows; do [[ "$f" =~ ^[1-8]$ ]] || die "--flows: flow counts are 1..8,
 [[ -n "${losses// /}" && -n "${flows// /}" ]] || die "--losses and --flows must not be empty"
 read -r -a CCS <<<"$ccs"
 [[ ${#CCS[@]} -gt 0 ]] || die "--ccs is empty"
-pcc=0
+pcc=0 bic415=0
 for cc in "${CCS[@]}"; do
     [[ "$cc" =~ ^[a-z][a-z0-9_]{0,14}$ ]] || die "bad cc name '$cc'"
     [[ -f "$HERE/$cc.bpf.c" ]] || die "no BPF port testbed/cc/$cc.bpf.c for '$cc'"
     [[ $cc != pcc_vivace ]] || pcc=1
+    [[ $cc != bic415 ]] || bic415=1
 done
 if (( pcc )); then   # the module's source must be there, with the sha256 the port was written from
     msg=$(bash "$PCC_DIR/build.sh" --check 2>&1) || die "pcc_vivace's native side: ${msg#build.sh: }"
+fi
+if (( bic415 )); then
+    msg=$(bash "$BIC415_DIR/build.sh" --check 2>&1) || die "bic415's native side: ${msg#build.sh: }"
 fi
 [[ "$box" =~ ^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)?$ ]] || die "bad box name '$box'"
 if ! [[ "$mem_mb" =~ ^[1-9][0-9]{2,5}$ ]] || (( mem_mb < 512 )); then die "--memory-mb must be an integer >= 512, got '$mem_mb'"; fi
@@ -130,22 +137,41 @@ objs=()
 for cc in "${CCS[@]}"; do objs+=("$out/objects/$cc.bpf.o"); done
 scp -q "${SCP_OPTS[@]}" "${objs[@]}" "$out/scripts/validate-guest.sh" "$out/scripts/struct_ops_lib.sh" "vagrant@127.0.0.1:$GUEST_IN/"
 kmod_args="" kmods_json="{}" T_KBUILD=0
-if (( pcc )); then   # PCC-Kernel's module, built in the guest against its own kernel's headers
+# guest_kmod PORT CC_NAME DIR KO SOURCE EXTRA_JSON FILE...: the native side of PORT, a module built in the guest
+# against its own kernel's headers: DIR's FILEs (DIR/build.sh among them) copied in, `build.sh OUTDIR` run there
+# (its log: OUT/P-build.log, P = DIR's name up to its first '-'), KO passed to the guest script as
+# --kmod PORT=CC_NAME:KO and described in meta.json's kernel_modules (EXTRA_JSON's keys added)
+guest_kmod() {
+    local port=$1 name=$2 dir=$3 ko=$4 source=$5 extra=$6 t ko_sha prefix
+    shift 6
+    prefix=$(basename "$dir") && prefix=${prefix%%-*}
     t=$(date +%s)
-    log "building PCC-Kernel's vivace module in the guest (testbed/cc/pcc-kernel/build.sh)"
-    tar -C "$PCC_DIR" -cf - build.sh patches src/tcp_pcc.c | gssh "mkdir -p $GUEST_IN/pcc-kernel && tar -C $GUEST_IN/pcc-kernel -xf -"
-    gssh "bash $GUEST_IN/pcc-kernel/build.sh $GUEST_IN/pcc-build" >"$out/pcc-build.log" 2>&1 \
-        || die "building tcp_pcc.ko in the guest failed: see $out/pcc-build.log"
-    ko_sha=$(gssh "sha256sum $GUEST_IN/pcc-build/src/tcp_pcc.ko" | cut -d' ' -f1)
-    T_KBUILD=$(( $(date +%s) - t ))
-    log "tcp_pcc.ko built in $T_KBUILD s (sha256 $ko_sha)"
-    kmod_args="--kmod pcc_vivace=pcc:$GUEST_IN/pcc-build/src/tcp_pcc.ko"
-    kmods_json=$(jq -n --arg sha "$ko_sha" --arg src_sha "$(sha256sum "$PCC_DIR/src/tcp_pcc.c" | cut -d' ' -f1)" \
-        --arg series "$(grep -v '^#' "$PCC_DIR/patches/series" | tr '\n' ' ')" \
-        '{pcc_vivace: {cc_name:"pcc", module:"tcp_pcc.ko", ko_sha256:$sha, built_in:"guest",
-          build_script:"testbed/cc/pcc-kernel/build.sh", build_log:"pcc-build.log",
-          source:"PCC-Kernel src/tcp_pcc.c at ed39d0f0 (not in this repository: testbed/cc/pcc-kernel/README.md)",
-          source_sha256:$src_sha, patches:($series|split(" ")|map(select(. != "")))}}')
+    log "building $ko in the guest (${dir#"$ROOT"/}/build.sh)"
+    tar -C "$dir" -cf - "$@" | gssh "mkdir -p $GUEST_IN/$(basename "$dir") && tar -C $GUEST_IN/$(basename "$dir") -xf -"
+    gssh "bash $GUEST_IN/$(basename "$dir")/build.sh $GUEST_IN/$prefix-build" >"$out/$prefix-build.log" 2>&1 \
+        || die "building $ko in the guest failed: see $out/$prefix-build.log"
+    ko_sha=$(gssh "sha256sum $GUEST_IN/$prefix-build/src/$ko" | cut -d' ' -f1)
+    T_KBUILD=$(( T_KBUILD + $(date +%s) - t ))
+    log "$ko built in $(( $(date +%s) - t )) s (sha256 $ko_sha)"
+    kmod_args+=" --kmod $port=$name:$GUEST_IN/$prefix-build/src/$ko"
+    kmods_json=$(jq -c --arg port "$port" --arg name "$name" --arg ko "$ko" --arg sha "$ko_sha" \
+        --arg script "${dir#"$ROOT"/}/build.sh" --arg log "$prefix-build.log" --arg source "$source" \
+        --arg src_sha "$(sha256sum "$dir/src/${ko%.ko}.c" 2>/dev/null | cut -d' ' -f1)" --argjson extra "$extra" \
+        '. + {($port): ({cc_name:$name, module:$ko, ko_sha256:$sha, built_in:"guest", build_script:$script,
+                         build_log:$log, source:$source, source_sha256:$src_sha} + $extra)}' <<<"$kmods_json")
+}
+if (( pcc )); then   # PCC-Kernel's vivace module
+    guest_kmod pcc_vivace pcc "$PCC_DIR" tcp_pcc.ko \
+        "PCC-Kernel src/tcp_pcc.c at ed39d0f0 (not in this repository: testbed/cc/pcc-kernel/README.md)" \
+        "$(jq -n --arg series "$(grep -v '^#' "$PCC_DIR/patches/series" | tr '\n' ' ')" \
+            '{patches:($series|split(" ")|map(select(. != "")))}')" \
+        build.sh patches src/tcp_pcc.c
+fi
+if (( bic415 )); then   # Linux 4.15's tcp_bic.c, registering "bic415" (testbed/cc/bic415-kernel/README.md)
+    guest_kmod bic415 bic415 "$BIC415_DIR" tcp_bic415.ko \
+        "Linux 4.15 net/ipv4/tcp_bic.c, Ubuntu linux-source-4.15.0 4.15.0-54.58 (not in this repository: testbed/cc/bic415-kernel/fetch.sh)" \
+        "$(jq -n --arg s "$(sha256sum "$BIC415_DIR/src/tcp_bic.c" | cut -d' ' -f1)" '{source_sha256:$s, edits:["name bic -> bic415"]}')" \
+        build.sh src/tcp_bic.c
 fi
 t=$(date +%s)
 set +e
