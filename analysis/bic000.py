@@ -48,18 +48,24 @@ def as_paper_bic(df: pd.DataFrame, kernel: str) -> pd.DataFrame:
     if kernel not in CC_OF:
         raise AnalysisError(f"unknown BIC kernel {kernel!r}: one of {', '.join(ARMS)}")
     other = CC_OF[BASELINE if kernel == PAPER_KERNEL else PAPER_KERNEL]
-    cc2 = df["cc2"] if "cc2" in df.columns else pd.Series(None, index=df.index, dtype=object)
-    out = df.loc[(df["cc"] != other) & (cc2 != other)].copy()
+    out = _without_cc(df, other)
+    runs = df.attrs.get("runs")
+    if runs is not None:
+        out.attrs = {"runs": _without_cc(runs, other)}
+    return out
+
+
+def _without_cc(frame: pd.DataFrame, other: str) -> pd.DataFrame:
+    """``frame``'s rows whose cc and cc2 are not ``other``, with bic415 renamed bic in both (a copy)."""
+    keep = pd.Series(True, index=frame.index)
+    for col in ("cc", "cc2"):
+        if col in frame.columns:
+            keep &= frame[col] != other
+    out = frame.loc[keep].copy()
+    out.attrs = {}
     for col in ("cc", "cc2"):
         if col in out.columns:
             out[col] = out[col].replace({"bic415": "bic"})
-    runs = df.attrs.get("runs")
-    if runs is not None:
-        r = runs[(runs["cc"] != other) & (runs.get("cc2", pd.Series(None, index=runs.index)) != other)].copy()
-        for col in ("cc", "cc2"):
-            if col in r.columns:
-                r[col] = r[col].replace({"bic415": "bic"})
-        out.attrs = {"runs": r}
     return out
 
 
@@ -86,11 +92,8 @@ def drops(df: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
 
 
 def _pair_jains(df: pd.DataFrame, cc: str, cc2: str) -> np.ndarray:
-    sel = df[(df["experiment"] == "tcp_fairness") & (df["cc"] == cc) & (df["cc2"] == cc2)]
-    if sel.empty:
-        return np.zeros(0)
-    j = pair_jain(sel).to_numpy(float)
-    return j[np.isfinite(j)]
+    """Jain's index of each two-flow run of the pair (``pair_jain`` leaves out runs without two valid goodputs)."""
+    return pair_jain(df[(df["experiment"] == "tcp_fairness") & (df["cc"] == cc) & (df["cc2"] == cc2)]).to_numpy(float)
 
 
 def jain_effects(df: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
