@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import loss_drops, markdown_table
+from analysis import loss_drops, markdown_table, paper_bic
 from analysis.ablation import est_diff, est_mean, recording_progress
 from analysis.errors import AnalysisError, cli_status
 from analysis.metrics.fairness import pair_jain
@@ -44,29 +44,11 @@ BIC_PAIRS = ((2, "bic", "cubic"), (3, "bic", "reno"), (6, "bbr", "bic"))
 
 def as_paper_bic(df: pd.DataFrame, kernel: str) -> pd.DataFrame:
     """The rows of runs whose BIC is ``kernel``'s (runs of the other BIC left out, runs without BIC kept), with
-    ``bic415`` renamed ``bic`` in cc and cc2: the dataset as study 000's claims read it, BIC being that kernel's."""
+    ``bic415`` renamed ``bic`` in cc and cc2: the dataset as study 000's claims read it, BIC being that kernel's
+    (``analysis.paper_bic.select``)."""
     if kernel not in CC_OF:
         raise AnalysisError(f"unknown BIC kernel {kernel!r}: one of {', '.join(ARMS)}")
-    other = CC_OF[BASELINE if kernel == PAPER_KERNEL else PAPER_KERNEL]
-    out = _without_cc(df, other)
-    runs = df.attrs.get("runs")
-    if runs is not None:
-        out.attrs = {"runs": _without_cc(runs, other)}
-    return out
-
-
-def _without_cc(frame: pd.DataFrame, other: str) -> pd.DataFrame:
-    """``frame``'s rows whose cc and cc2 are not ``other``, with bic415 renamed bic in both (a copy)."""
-    keep = pd.Series(True, index=frame.index)
-    for col in ("cc", "cc2"):
-        if col in frame.columns:
-            keep &= frame[col] != other
-    out = frame.loc[keep].copy()
-    out.attrs = {}
-    for col in ("cc", "cc2"):
-        if col in out.columns:
-            out[col] = out[col].replace({"bic415": "bic"})
-    return out
+    return paper_bic.select(df, kernel)
 
 
 def with_arm(df: pd.DataFrame) -> pd.DataFrame:
@@ -118,8 +100,8 @@ def jain_effects(df: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
 
 
 def _about_bic(res: pd.DataFrame) -> pd.Series:
-    return (res["claim_id"].str.contains(r"-bic\b", regex=True)
-            | res["statement"].str.contains(r"\bbic\b", regex=True))
+    return pd.Series([paper_bic.about_bic(c, s) for c, s in zip(res["claim_id"], res["statement"])],
+                     index=res.index, dtype=bool)
 
 
 def claims_by_arm(df: pd.DataFrame, alpha: float = ALPHA, n_boot: int = 9999) -> pd.DataFrame:

@@ -32,8 +32,9 @@ STUDIES = (
           "blocks, fairness between flows, and the effect of link delay and random loss.",
           "8 network namespaces (src1, src2, router1, switch1, switch2, router2, dst1, dst2) with TBF 10 Mbit/s and "
           "a 100-packet buffer per switch; round-robin by nftables numgen (the kernel has no TEQL); delay by a "
-          "userspace NFQUEUE shim and loss by iptables (no netem); BIC as a BPF port; iperf3 flows, tcpdump at router1.",
-          ("01", "02", "03", "04", "05", "06", "07", "08", "13", "14"), "08_scorecard",
+          "userspace NFQUEUE shim and loss by iptables (no netem); BIC as a BPF port (Linux 6.1's; notebook 15 "
+          "runs the paper's 4.15 one beside it); iperf3 flows, tcpdump at router1.",
+          ("01", "02", "03", "04", "05", "06", "07", "08", "13", "14", "15"), "08_scorecard",
           {"01_table3": "Table 3: goodput and SACK blocks per CC on one path and on two. Compare each bar (ours, 95 % "
                         "CI) with the paper's diamond; multipath should roughly double a CC's goodput.",
            "02_fig3_fig4_link_delay": "Figures 3-4: goodput and RTT against the link delay (10-100 ms). Look at how "
@@ -57,7 +58,12 @@ STUDIES = (
            "14_drops": "The loss-recovery ablation (notebook 14, its own dataset): the goodput lost to 1 % and 10 % "
                        "random loss with RACK's adaptive reordering window (this kernel's default) and with the "
                        "static window of the paper's Linux 4.15; the grey band is the paper's value. Does the window "
-                       "move a drop into the band?"}),
+                       "move a drop into the band?",
+           "15_drops": "Study 000 with the paper's BIC (notebook 15, its own dataset): the goodput BIC loses to 1 % "
+                       "and 10 % random loss with Linux 6.1's BIC (every other recording here) and with Linux 4.15's, "
+                       "the paper's; the grey band is the paper's value. How far does BIC's own code move the drop?",
+           "15_jain": "Study 000 with the paper's BIC: Jain's index of Table 4's three pairs with BIC, with each "
+                      "kernel's BIC, beside the paper's diamond."}),
     Study("001", "Analisis Performansi Metode Redundant Multipath TCP pada Bufferbloat Channel di Jaringan LTE/Wi-Fi "
           "(performance analysis of the redundant Multipath TCP method on a bufferbloat channel in LTE/Wi-Fi networks)",
           "Whether MPTCP over an LTE-like and a Wi-Fi-like path beats single-path TCP as the bottleneck buffer grows.",

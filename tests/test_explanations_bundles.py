@@ -39,6 +39,14 @@ def scored(request):
     d = ROOT / "data" / request.param
     df = load_campaign(d, progress=False, jobs=1)
     arms = arm_set(df) if "run_id" in df and not ("family" in df and df["family"].notna().any()) else []
+    from analysis import paper_bic
+    if len(arms) <= 1 and "cc" in df and len(paper_bic.kernels(df)) > 1:
+        # both BICs (data/bic000): each scored as the paper's BIC, claim ids suffixed with the BIC's kernel
+        parts = []
+        for k in paper_bic.kernels(df):
+            r = evaluate(paper_bic.select(df, k), n_boot=999)
+            parts.append(r.assign(claim_id=r["claim_id"] + "/bic-" + k, arm="bic-" + k))
+        return request.param, pd.concat(parts, ignore_index=True)
     if len(arms) <= 1:
         return request.param, evaluate(df, n_boot=999)
     parts = []

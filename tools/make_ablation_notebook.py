@@ -41,16 +41,11 @@ from analysis.claims.side_by_side import change_counts, side_by_side, transition
 from analysis.dataset import load_campaign
 from analysis.figures import band_panels, legend_outside, readable, save_figure, save_table, set_style
 from analysis.figures.coverage import apply_filters''', '''set_style(tables=True)
-df = load_campaign(campaign_dir, progress=False, derived_dir=derived_dir)
-runs = df.attrs["runs"]
-df = apply_filters(df, filters)
-df.attrs["runs"] = runs
+''' + nbgen.LOAD + '''
 arms = ablation.with_arms(df)
 one = arms.drop_duplicates("run_id")
 per_arm = one.groupby(["queue_model", one["udp_len_bytes"].astype(object).fillna("one MSS")]).size()
-print(f"campaign {df['campaign'].iloc[0] if len(df) else '(no complete runs)'}: {df['run_id'].nunique()} complete runs "
-      f"of {len(runs)}; run length {', '.join(f'{x:g}' for x in sorted(df['duration_s'].dropna().unique()))} s; "
-      f"kernel {', '.join(sorted(df['kernel'].dropna().unique()))}")
+''' + nbgen.SUMMARY + '''
 display(readable(per_arm.rename("runs").reset_index().rename(columns={"udp_len_bytes": "UDP datagram"})))''')
 
 QUANT = '''q = ablation.quantities(df)

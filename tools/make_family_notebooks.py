@@ -25,10 +25,7 @@ pd.set_option("display.max_columns", 40)
 pd.set_option("display.max_rows", 300)
 pd.set_option("display.max_colwidth", None)  # notes and explanations whole
 pd.set_option("display.width", 200)
-df = load_campaign(campaign_dir, progress=False, derived_dir=derived_dir)
-runs = df.attrs["runs"]
-df = apply_filters(df, filters)
-df.attrs["runs"] = runs
+''' + nbgen.LOAD + '''
 print(f"campaign {df['campaign'].iloc[0] if len(df) else '(no complete runs)'}: {df['run_id'].nunique()} complete "
       f"runs ({len(df)} path rows), {int((runs['status'] == 'skipped').sum())} skipped; "
       f"kernel {sorted(df['kernel'].dropna().unique())}; queue {sorted(df['queue_mechanism'].dropna().unique())}")

@@ -35,14 +35,9 @@ from analysis import recovery000 as rec
 from analysis.dataset import load_campaign
 from analysis.figures import cc_palette, legend_outside, readable, save_figure, save_table, set_style
 from analysis.figures.coverage import apply_filters''', '''set_style(tables=True)
-df = load_campaign(campaign_dir, progress=False, derived_dir=derived_dir)
-runs = df.attrs["runs"]
-df = apply_filters(df, filters)
-df.attrs["runs"] = runs
+''' + nbgen.LOAD + '''
 arms = rec.with_arm(df).drop_duplicates("run_id")
-print(f"campaign {df['campaign'].iloc[0] if len(df) else '(no complete runs)'}: {df['run_id'].nunique()} complete runs "
-      f"of {len(runs)}; run length {', '.join(f'{x:g}' for x in sorted(df['duration_s'].dropna().unique()))} s; "
-      f"kernel {', '.join(sorted(df['kernel'].dropna().unique()))}")
+''' + nbgen.SUMMARY + '''
 display(readable(arms.groupby("tcp_recovery").size().rename("runs").reset_index().assign(
     tcp_recovery=lambda t: t["tcp_recovery"].map(rec.ARM_LABEL)).rename(columns={"tcp_recovery": "loss detection"})))''')
 

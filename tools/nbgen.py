@@ -20,6 +20,19 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 '''
 
 
+#: the set-up cell's lines that load the campaign (``campaign_dir``) and apply the ``filters`` parameter, keeping the
+#: whole run listing in ``runs`` (needs load_campaign and apply_filters imported)
+LOAD = '''df = load_campaign(campaign_dir, progress=False, derived_dir=derived_dir)
+runs = df.attrs["runs"]
+df = apply_filters(df, filters)
+df.attrs["runs"] = runs'''
+
+#: the line a one-campaign notebook prints about its data: complete runs of all, run lengths, kernels
+SUMMARY = '''print(f"campaign {df['campaign'].iloc[0] if len(df) else '(no complete runs)'}: {df['run_id'].nunique()} complete runs "
+      f"of {len(runs)}; run length {', '.join(f'{x:g}' for x in sorted(df['duration_s'].dropna().unique()))} s; "
+      f"kernel {', '.join(sorted(df['kernel'].dropna().unique()))}")'''
+
+
 def campaign_params(campaign: str, n_boot_note: str) -> str:
     """The parameters cell of a notebook of one campaign's bundle (``../data/<campaign>``): the parameters every
     report notebook takes (``mpcc reproduce`` passes them all)."""

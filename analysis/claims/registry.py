@@ -44,6 +44,11 @@ def evaluate(df: pd.DataFrame, *, alpha: float = 0.05, n_boot: int = 9999, seed:
         raise AnalysisError("dataset mixes switch queue models / UDP datagram sizes ("
                             + "; ".join(arm_label(*a) for a in arms) + "): score one arm at a time "
                             "(mpcc scorecard DIR --arm MODEL[,LEN]; analysis.ablation.select_arm)")
+    from analysis import paper_bic
+    df = df.copy(deep=False)
+    df.attrs = {"runs": runs}
+    df, bic_note = paper_bic.as_paper(df)   # a dataset of 4.15's BIC (bic415) is read with it as the paper's BIC
+    runs = df.attrs.get("runs", runs)
     df = df.copy()
     df.attrs = {}  # pandas deep-copies attrs on every operation: keep the run listing out of the hot path
     ctx = core.Ctx(df=df, runs=runs, alpha=float(alpha), n_boot=int(n_boot), seed=int(seed))
@@ -53,6 +58,10 @@ def evaluate(df: pd.DataFrame, *, alpha: float = 0.05, n_boot: int = 9999, seed:
     if extra:
         for r in rows:
             r["note"] = f"{r['note']}; {extra}" if r["note"] else extra
+    if bic_note:
+        for r in rows:
+            if paper_bic.about_bic(r["claim_id"], r["statement"]):
+                r["note"] = f"{r['note']}; {bic_note}" if r["note"] else bic_note
     explain.attach(rows, ctx, "000")
     out = pd.DataFrame(rows, columns=[c for c in core.COLUMNS if c != "paper"])
     out.insert(0, "paper", "000")   # the study the claims come from (docs/claims.md names its paper)

@@ -34,13 +34,20 @@ def apply_filters(df: pd.DataFrame, filters: dict | None) -> pd.DataFrame:
 
 def experiment_rows(df: pd.DataFrame, experiment: str, filters: dict | None = None, *, say=print) -> pd.DataFrame:
     """Rows of ``experiment`` after ``filters`` (a copy without ``attrs``); tells (via ``say``) how many complete/skipped/incomplete runs there
-    are, and says so plainly when none are complete, so a notebook prints a line instead of failing."""
-    rows = apply_filters(df[df["experiment"] == experiment], filters) if "experiment" in df else df.iloc[0:0]
+    are, and says so plainly when none are complete, so a notebook prints a line instead of failing. Study 000's
+    BIC is read as ``analysis.paper_bic.as_paper`` reads it (4.15's bic415 as the paper's bic), and which BIC it
+    was is said."""
+    from analysis import paper_bic
+    rows = df[df["experiment"] == experiment] if "experiment" in df else df.iloc[0:0]
+    rows, bic_note = paper_bic.as_paper(rows)   # 4.15's BIC (bic415) shown as the paper's BIC, and said so
+    rows = apply_filters(rows, filters)
     cov = run_coverage(df, experiment)
     counts = cov.groupby("status")["runs"].sum().to_dict() if len(cov) else {}
     say(f"{experiment}: {counts.get('complete', 0)} complete, {counts.get('skipped', 0)} skipped, "
         f"{counts.get('incomplete', 0)} incomplete runs in the campaign; {rows['run_id'].nunique()} complete runs "
         f"after filters")
+    if bic_note:
+        say(f"  {bic_note}")
     for _, r in cov[cov["status"] == "skipped"].iterrows():
         say(f"  skipped ({r['runs']} runs): {r['reason']}")
     rows = rows.copy()

@@ -28,6 +28,9 @@ def add_arguments(parser):
     parser.add_argument("--arm", metavar="MODEL[,LEN]",
                         help="study 000 datasets of several switch queue models / UDP datagram sizes (the fidelity "
                              "ablation, data/fidelity000): score this arm, e.g. tbf-netem or fifo-after-delay,8192")
+    parser.add_argument("--bic", metavar="KERNEL", choices=("4.15", "6.1"),
+                        help="study 000 datasets with both BICs (data/bic000): score the runs of this kernel's BIC, "
+                             "4.15 (bic415, the paper's) or 6.1 (bic), as the paper's BIC (analysis.paper_bic)")
 
 
 def _clean(v):
@@ -90,6 +93,13 @@ def run(args) -> int:
             raise UserError(f"--arm {args.arm}: no complete run of that arm in {d} (arms: "
                             f"{'; '.join(arm_label(*a) for a in have) or 'none'})")
         df = select_arm(df, arm)
+    if args.bic is not None:
+        from analysis import paper_bic
+        from analysis.errors import AnalysisError
+        try:
+            df, _ = paper_bic.as_paper(df, args.bic)
+        except AnalysisError as exc:
+            raise UserError(f"--bic {args.bic}: {exc}") from None
     res = evaluate(df, alpha=args.alpha, n_boot=args.n_boot, seed=args.seed)
     counts = run_counts(df.attrs["runs"])
     head = headline(res)

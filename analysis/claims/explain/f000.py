@@ -249,9 +249,10 @@ def _loss_drop(r, ctx):
             "enter the switch, before its delay and buffer, where NetEm draws its loss in either chaining of TBF "
             "and NetEm (docs/netem-semantics.md, section 2.3). ")
     kind, more, ev = _ablation(r, ctx, sid, f"goodput drop {cc}", undecided=" at loss 1/5/10 %")
-    kind, more3, ev3 = _kernel415(sid, cc, kind)
+    paper_bic_ran = cc == "bic" and _bic_kernel(ctx) == "4.15"
+    kind, more3, ev3 = _kernel415(sid, cc, kind, paper_bic_ran=paper_bic_ran)
     kind, more2, ev2 = _recovery(sid, cc, kind, kernel_measured=bool(more3))
-    kind, more4, ev4 = _bic415(sid, cc, kind)
+    kind, more4, ev4 = _bic415(sid, cc, kind, paper_bic_ran=paper_bic_ran)
     return core.explain(r, kind, text + more + more2 + more3 + more4, goodput_loss0_mbps=g0, goodput_loss_mbps=g1,
                         loss_pct=loss, **ev, **ev2, **ev3, **ev4)
 
@@ -303,12 +304,13 @@ def _recovery(sid: str, cc: str, kind: str, kernel_measured: bool = False) -> tu
     return kind, text, ev
 
 
-def _kernel415(sid: str, cc: str, kind: str) -> tuple[str, str, dict]:
+def _kernel415(sid: str, cc: str, kind: str, paper_bic_ran: bool = False) -> tuple[str, str, dict]:
     """(kind, text, evidence) from the paper's own kernel (analysis.kernel415, data/kernel415: the drop on Linux
     4.15, the paper's, and on Debian's 6.1, same VM image and path) for S06/S07 and ``cc``, once both arms hold every
     planned run; ``kind`` unchanged and no text before. A 4.15 drop beyond noise from 6.1's and toward the paper's
     value makes the kind "testbed-difference" (the kernel, measured); otherwise ``kind`` stays and the text says the
-    kernel does not explain the difference."""
+    kernel does not explain the difference. ``paper_bic_ran``: the scored dataset's BIC is already 4.15's, so the
+    sentence locating the difference in BIC's code is left out."""
     c = kernel415.cite(sid, cc)
     if c is None:
         return kind, "", {}
@@ -324,7 +326,7 @@ def _kernel415(sid: str, cc: str, kind: str) -> tuple[str, str, dict]:
         text += (f"beyond run-to-run noise and toward the paper's {fmt(c['paper_drop_mbps'], 3)} Mbit/s: the kernel "
                  f"the paper ran (its congestion control and loss detection together) accounts for at least part of "
                  f"the difference.")
-        if cc == "bic":
+        if cc == "bic" and not paper_bic_ran:
             text += (" Where: 4.15's tcp_bic.c counts one segment per ACK in congestion avoidance "
                      "(tcp_cong_avoid_ai(tp, ca->cnt, 1)) where 6.1's, and the BPF port every recording here ran, "
                      "count the segments each ACK covers, so with delayed ACKs 4.15's BIC regrows its window about "
@@ -344,13 +346,27 @@ def _kernel415(sid: str, cc: str, kind: str) -> tuple[str, str, dict]:
     return kind, text, ev
 
 
-def _bic415(sid: str, cc: str, kind: str) -> tuple[str, str, dict]:
+def _bic_kernel(ctx) -> str:
+    """The kernel whose BIC the scored dataset ran ("4.15", "6.1"; "" without BIC runs): ``analysis.paper_bic``'s
+    column, which ``registry.evaluate`` adds."""
+    col = ctx.df.get("bic_kernel")
+    ks = sorted(set(col.dropna().astype(str)) - {""}) if col is not None else []
+    return ks[0] if len(ks) == 1 else ""
+
+
+def _bic415(sid: str, cc: str, kind: str, paper_bic_ran: bool = False) -> tuple[str, str, dict]:
     """(kind, text, evidence) for BIC's S06/S07 from the port of the paper's BIC run on this host (analysis.bic000,
     data/bic000: Linux 4.15's tcp_bic as bic415 beside 6.1's as bic, the paper's switch), once its bundle holds every
     planned run; ``kind`` unchanged and no text before, and for the other ccs. A drop that 4.15's BIC moves beyond
-    noise toward the paper's value makes the kind "testbed-difference" (the congestion control, measured)."""
+    noise toward the paper's value makes the kind "testbed-difference" (the congestion control, measured).
+    ``paper_bic_ran``: the scored dataset's BIC is already 4.15's (bic415), so BIC's code is not a difference
+    between it and the paper: the text says so and ``kind`` stays."""
     if cc != "bic":
         return kind, "", {}
+    if paper_bic_ran:
+        return kind, (" This dataset's BIC is already the paper's (bic415: Linux 4.15's tcp_bic.c, validated against "
+                      "4.15's own module; docs/kernel-415.md), so BIC's code is not what differs here."), \
+            {"bic_kernel": "4.15"}
     c = bic000.cite(sid)
     if c is None:
         return kind, "", {}
