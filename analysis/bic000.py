@@ -99,6 +99,62 @@ def jain_effects(df: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
                                        "paper_kernel_jain", "diff", "diff_low", "diff_high", "moved"])
 
 
+#: S11: BIC's mean RTT at loss 1 % (multipath, 10 ms), the paper's value (ms); data/reference/statements.csv
+S11_LOSS_PCT, S11_PAPER_MS = 1.0, 12.0
+
+
+def rtt_effect(df: pd.DataFrame, alpha: float = ALPHA) -> dict | None:
+    """S11 for BIC: flow 1's mean RTT (``rtt_mean_ms``, the capture's ACK-based RTT, ms) at loss 1 % under each arm
+    (mean and (1 - alpha) t interval over runs) and 4.15 minus 6.1 with its Welch interval; ``moved`` when that
+    excludes 0, ``toward_paper`` (nearer the paper's 12 ms) when it moved. None without runs of both arms."""
+    d = with_arm(df)
+    d = d[d["loss_pct"] == S11_LOSS_PCT]
+    est = {a: est_mean(d.loc[d[ARM] == a, "rtt_mean_ms"].dropna().to_numpy(float)) for a in ARMS}
+    if not (est[BASELINE].n and est[PAPER_KERNEL].n):
+        return None
+    e = est_diff(est[PAPER_KERNEL], est[BASELINE])
+    lo, hi = e.interval(alpha)
+    moved = bool(np.isfinite(lo) and (lo > 0 or hi < 0))
+    arms = {a: (est[a].mean, *est[a].interval(alpha), est[a].n) for a in ARMS}
+    nearer = abs(est[PAPER_KERNEL].mean - S11_PAPER_MS) < abs(est[BASELINE].mean - S11_PAPER_MS)
+    return {"loss_pct": S11_LOSS_PCT, "paper_ms": S11_PAPER_MS, "rtt_ms": arms, "diff": e.mean, "diff_low": lo,
+            "diff_high": hi, "moved": moved, "toward_paper": (bool(nearer) if moved else None)}
+
+
+def cite_rtt(bundle=None) -> dict | None:
+    """:func:`rtt_effect` on the bundle (with ``runs``) once it holds every planned run; None before."""
+    prog = progress(bundle)
+    if prog is None or prog[0] < prog[1]:
+        return None
+    c = _effects(str(Path(BUNDLE if bundle is None else bundle).resolve()), prog)[0]
+    return None if c is None else {"runs": prog[0], **c}
+
+
+def cite_jain(pair: int, bundle=None) -> dict | None:
+    """Table 4's BIC pair ``pair``: its :func:`jain_effects` row as a dict, with ``runs`` (the bundle's) and
+    ``paper_jain`` (Table 4) and ``toward_paper`` (when moved), once the bundle holds every planned run; None before,
+    or for a pair without BIC."""
+    prog = progress(bundle)
+    if prog is None or prog[0] < prog[1]:
+        return None
+    je = _effects(str(Path(BUNDLE if bundle is None else bundle).resolve()), prog)[1]
+    row = je[je["pair"] == int(pair)]
+    if row.empty:
+        return None
+    r = row.iloc[0].to_dict()
+    from analysis import reference
+    paper = float(reference.load_table4().set_index("pair").loc[int(pair), "jain"])
+    nearer = abs(r["paper_kernel_jain"] - paper) < abs(r["baseline_jain"] - paper)
+    return {"runs": prog[0], **r, "paper_jain": paper, "toward_paper": (bool(nearer) if r["moved"] else None)}
+
+
+@lru_cache(maxsize=2)
+def _effects(bundle: str, prog: tuple[int, int]):
+    """(:func:`rtt_effect`, :func:`jain_effects`) of one state of the bundle."""
+    df = load(bundle)
+    return rtt_effect(df), jain_effects(df)
+
+
 def _about_bic(res: pd.DataFrame) -> pd.Series:
     return pd.Series([paper_bic.about_bic(c, s) for c, s in zip(res["claim_id"], res["statement"])],
                      index=res.index, dtype=bool)

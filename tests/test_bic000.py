@@ -101,7 +101,40 @@ def test_explanation_cites_the_paper_bic_once_complete(monkeypatch):
 def test_cite_waits_for_the_whole_campaign(tmp_path):
     """No citation without a bundle (the campaign not recorded yet)."""
     assert bic000.cite("S06", bundle=tmp_path) is None
+    assert bic000.cite_rtt(bundle=tmp_path) is None and bic000.cite_jain(2, bundle=tmp_path) is None
     assert bic000.progress(tmp_path) is None
+
+
+def test_rtt_effect_known_answer():
+    """S11: BIC's mean RTT at loss 1 %, 6.1's 17 ms and 4.15's 13 ms (paper 12): moved toward the paper."""
+    df = _df()
+    df["rtt_mean_ms"] = np.where(df["cc"] == "bic415", 13.0, 17.0) + np.tile(NOISE, len(df) // len(NOISE))
+    e = bic000.rtt_effect(df)
+    assert e["rtt_ms"]["6.1"][0] == pytest.approx(17.0) and e["rtt_ms"]["4.15"][0] == pytest.approx(13.0)
+    assert e["diff"] == pytest.approx(-4.0) and e["diff_low"] < -4.0 < e["diff_high"] < 0
+    assert e["moved"] and e["toward_paper"] is True
+    assert bic000.rtt_effect(df[df["cc"] != "bic415"]) is None
+
+
+def test_bic_quantities_explained_by_the_paper_bic(monkeypatch):
+    """S11-bic and Table 4's BIC pairs cite study 000 with both BICs (f000._bic415_measured): a move beyond noise
+    toward the paper makes the kind testbed-difference; within noise the kind stays and the text says BIC's code
+    does not explain it; a dataset that ran 4.15's BIC is not blamed on BIC's code."""
+    from analysis.claims.explain import f000
+    assert f000._bic415_measured("open", None, False, "x", "ms", "paper_ms") == ("open", "", {})
+    rtt = {"runs": 80, "loss_pct": 1.0, "paper_ms": 12.0, "rtt_ms": {"6.1": (17.0, 16.0, 18.0, 5),
+                                                                     "4.15": (13.0, 12.0, 14.0, 5)},
+           "diff": -4.0, "diff_low": -5.4, "diff_high": -2.6, "moved": True, "toward_paper": True}
+    kind, text, ev = f000._bic415_measured("open", rtt, False, "BIC's mean RTT at loss 1 %", "ms", "paper_ms")
+    assert kind == "testbed-difference" and "13 ms (95 % interval 12 to 14) against 17 ms" in text
+    assert "toward the paper's 12 ms" in text and ev["bic415"]["moved"] is True
+    jain = {"runs": 80, "pair": 3, "baseline_jain": 0.836, "paper_kernel_jain": 0.880, "diff": 0.044,
+            "diff_low": -0.004, "diff_high": 0.092, "moved": False, "paper_jain": 0.929, "toward_paper": None}
+    kind, text, _ = f000._bic415_measured("open", jain, False, "pair 3's Jain index", "index", "paper_jain")
+    assert kind == "open" and "0.88 against 0.836" in text and "within run-to-run noise" in text
+    assert "0.044 (95 %" in text
+    kind, text, ev = f000._bic415_measured("open", rtt, True, "BIC's mean RTT at loss 1 %", "ms", "paper_ms")
+    assert kind == "open" and "already the paper's" in text and ev == {"bic_kernel": "4.15"}
 
 
 def test_cli_one_line_error_without_data(tmp_path):

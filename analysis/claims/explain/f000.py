@@ -235,6 +235,10 @@ def _rtt_queue(r, ctx):
                "within a few ms for the loss-based flows (docs/claims.md, tools/iperf3_rtt_gap.py). "))
     qty = {"S11": f"RTT {cc}", "S12": "RTT bbr", "S13": f"RTT gap bbr − {cc}"}.get(sid)
     kind, more, ev = _ablation(r, ctx, sid, qty, undecided=" at loss 1/5/10 %")
+    if sid == "S11" and cc == "bic":
+        kind, more2, ev2 = _bic415_measured(kind, bic000.cite_rtt(), _bic_kernel(ctx) == "4.15",
+                                            "BIC's mean RTT at loss 1 %", "ms", "paper_ms")
+        more, ev = more + more2, {**ev, **ev2}
     return core.explain(r, kind, text + more, rtt_ms_by_loss=shown, **ev)
 
 
@@ -394,6 +398,42 @@ def _bic415(sid: str, cc: str, kind: str, paper_bic_ran: bool = False) -> tuple[
     return kind, text, ev
 
 
+def _bic415_measured(kind: str, c: dict | None, paper_bic_ran: bool, what: str, unit: str,
+                     paper_key: str) -> tuple[str, str, dict]:
+    """(kind, text, evidence) for a BIC quantity other than the drops (S11's RTT, a Table 4 pair's Jain index) from
+    study 000 with both BICs (analysis.bic000: ``c`` is its cite_rtt / cite_jain, None before the bundle is
+    complete: ``kind`` unchanged, no text). Moved beyond noise toward the paper's value: "testbed-difference" (BIC's
+    code, measured); otherwise ``kind`` stays and the text says BIC's code does not explain it. ``paper_bic_ran``:
+    the scored dataset already ran 4.15's BIC; the text says so and ``kind`` stays."""
+    if c is None:
+        return kind, "", {}
+    if paper_bic_ran:
+        return kind, (" This dataset's BIC is already the paper's (bic415, Linux 4.15's tcp_bic.c; docs/kernel-415.md), "
+                      "so BIC's code is not what differs here."), {"bic_kernel": "4.15"}
+    if "rtt_ms" in c:
+        old, new = c["rtt_ms"][bic000.PAPER_KERNEL], c["rtt_ms"][bic000.BASELINE]
+        old_t, new_t = (f"{fmt(v[0], 3)}{_unit(unit)} (95 % interval {fmt(v[1], 3)} to {fmt(v[2], 3)})" for v in (old, new))
+    else:
+        old_t, new_t = fmt(c["paper_kernel_jain"], 3), fmt(c["baseline_jain"], 3)
+    paper = fmt(c[paper_key], 3) + _unit(unit)
+    text = (f" With the paper's BIC on this host (data/bic000: {c['runs']} runs of 100 s, the paper's switch; bic415, "
+            f"the validated port of Linux 4.15's tcp_bic.c, docs/kernel-415.md) {what} is {old_t} against {new_t} with "
+            f"6.1's BIC; the difference {fmt(c['diff'], 3)}{_unit(unit)} (95 % interval {fmt(c['diff_low'], 3)} to "
+            f"{fmt(c['diff_high'], 3)}) is ")
+    if c["moved"] and c["toward_paper"]:
+        text += (f"beyond run-to-run noise and toward the paper's {paper}: BIC's own code, as the paper's kernel had "
+                 f"it, accounts for at least part of the difference.")
+        kind = "testbed-difference"
+    elif c["moved"]:
+        text += f"beyond run-to-run noise but away from the paper's {paper}: BIC's code does not explain the difference."
+    else:
+        text += "within run-to-run noise: BIC's code alone does not explain the difference."
+    ev = {"bic415": {"runs": c["runs"], "diff": c["diff"], "diff_low": c["diff_low"], "diff_high": c["diff_high"],
+                     "moved": bool(c["moved"]), "toward_paper": c["toward_paper"]},
+          "bic415_bundle": "data/bic000", "bic415_doc": "docs/kernel-415.md"}
+    return kind, text, ev
+
+
 def _bbr_loss(r, ctx):
     """S08/S09: BBR's throughput under 1-10 % loss; the paper's figure fits bytes on the wire."""
     good, wire = {}, {}
@@ -478,6 +518,10 @@ def _table4(r, ctx, rows):
             "kernel's tcp_bic (docs/cc-validation.md). ")
     kind, more, ev = _ablation(r, ctx, "T4", "Jain's index", config_has=f"pair {pair}:" if pair else None,
                                undecided=", the Table 4 pairs under each queue model,")
+    if pair and int(pair) in {k for k, *_ in bic000.BIC_PAIRS}:
+        kind, more2, ev2 = _bic415_measured(kind, bic000.cite_jain(int(pair)), _bic_kernel(ctx) == "4.15",
+                                            f"pair {pair}'s Jain index", "index", "paper_jain")
+        more, ev = more + more2, {**ev, **ev2}
     return core.explain(r, kind, text + more, shares=shares if not one else one, validation="docs/cc-validation.md",
                         **ev)
 
