@@ -25,7 +25,7 @@ from functools import lru_cache
 
 import pandas as pd
 
-from analysis import ablation, bic000, kernel415, recovery000, reference
+from analysis import ablation, bic000, kernel415, kernel415_bbr, recovery000, reference
 from analysis.claims import core
 from analysis.claims.core import fmt
 from analysis.metrics.fairness import pair_jain
@@ -218,7 +218,10 @@ def _rtt_queue(r, ctx):
                 "sender mean RTT gives the same gaps, docs/claims.md). ")
         kind, more, ev = _ablation(r, ctx, "S05", f"RTT gap {cc}",
                                    undecided=", the queue models at link delays 10/50/100 ms,")
-        return core.explain(r, kind, text + more, gap_ms_by_link_delay=shown, paper_gap_ms=[26, 58], **ev)
+        kind, more2, ev2 = _kernel415_bbr(kind, f"gap0_{cc}", f"{cc}'s mean RTT minus BBR's at loss 0 % and link "
+                                          "delay 10 ms (the paper's range spans 10-100 ms)", "26-58 ms")
+        return core.explain(r, kind, text + more + more2, gap_ms_by_link_delay=shown, paper_gap_ms=[26, 58], **ev,
+                            **ev2)
     rtts = {loss: _single(ctx, cc, 10, loss, "rtt_mean_ms") for loss in (0, 1, 5, 10)}
     shown = {f"{k} %": v for k, v in rtts.items() if math.isfinite(v)}
     text = (f"Our {cc} flow's mean RTT at link delay 10 ms is "
@@ -235,6 +238,11 @@ def _rtt_queue(r, ctx):
                "within a few ms for the loss-based flows (docs/claims.md, tools/iperf3_rtt_gap.py). "))
     qty = {"S11": f"RTT {cc}", "S12": "RTT bbr", "S13": f"RTT gap bbr − {cc}"}.get(sid)
     kind, more, ev = _ablation(r, ctx, sid, qty, undecided=" at loss 1/5/10 %")
+    q415 = {"S12": ("rtt_bbr_l1", "BBR's mean RTT at loss 1 %", "24 ms"),
+            "S13": (f"gap1_{cc}", f"BBR's mean RTT minus {cc}'s at loss 1 %", "12 ms")}.get(sid)
+    if q415:
+        kind, more2, ev2 = _kernel415_bbr(kind, *q415)
+        more, ev = more + more2, {**ev, **ev2}
     if sid == "S11" and cc == "bic":
         kind, more2, ev2 = _bic415_measured(kind, bic000.cite_rtt(), _bic_kernel(ctx) == "4.15",
                                             "BIC's mean RTT at loss 1 %", "ms", "paper_ms")
@@ -358,6 +366,43 @@ def _bic_kernel(ctx) -> str:
     return ks[0] if len(ks) == 1 else ""
 
 
+def _kernel415_bbr(kind: str, quantity: str, what: str, paper: str) -> tuple[str, str, dict]:
+    """(kind, text, evidence) from BBR on the paper's own kernel (analysis.kernel415_bbr: data/kernel415-bbr beside
+    data/kernel415's loss-based flows, one qemu VM booted on Linux 4.15 and on 6.1) for one of its quantities, once
+    its data is complete; ``kind`` unchanged and no text before. Moved beyond noise toward the paper's value (the
+    paper's statement ``paper``): "testbed-difference" (the kernel, measured); otherwise ``kind`` stays and the text
+    says the kernel does not explain the difference."""
+    c = kernel415_bbr.cite(quantity)
+    if c is None:
+        return kind, "", {}
+    old, new = c["kernels"].get(kernel415.PAPER_KERNEL), c["kernels"].get(kernel415.BASELINE)
+    if old is None or new is None:
+        return kind, "", {}
+    ms = lambda v: f"{fmt(v[0], 3)} ms (95 % interval {fmt(v[1], 3)} to {fmt(v[2], 3)})"  # noqa: E731
+    text = (f" On the paper's own kernel (data/kernel415-bbr and data/kernel415: runs of 100 s in one qemu VM, the same "
+            f"box image booted on Ubuntu's Linux 4.15.0-54 and on Debian's 6.1, the paper's switch with real netem; "
+            f"docs/kernel-415.md) {what} is {ms(old)} on 4.15 against {ms(new)} on 6.1; the difference "
+            f"{fmt(c['diff'], 3)} ms (95 % interval {fmt(c['diff_low'], 3)} to {fmt(c['diff_high'], 3)}) is ")
+    if c["moved"] and c["toward_paper"]:
+        text += (f"beyond run-to-run noise and toward the paper's {paper}: the kernel the paper ran (its congestion "
+                 f"controls and TCP stack) accounts for at least part of the difference.")
+        kind = "testbed-difference"
+    elif c["moved"]:
+        text += f"beyond run-to-run noise but away from the paper's {paper}: the kernel does not explain the difference."
+    else:
+        text += "within run-to-run noise: the paper's kernel does not explain the difference either."
+    ev = {"kernel415_bbr": {"quantity": quantity, "runs": c["runs"], "linux415_ms": old[0], "linux61_ms": new[0],
+                            "diff_ms": c["diff"], "diff_low": c["diff_low"], "diff_high": c["diff_high"],
+                            "moved": bool(c["moved"]), "toward_paper": c["toward_paper"]},
+          "kernel415_bbr_data": "data/kernel415-bbr", "kernel415_doc": "docs/kernel-415.md"}
+    return kind, text, ev
+
+
+#: what the explanations say when the scored dataset already ran the paper's BIC
+_PAPER_BIC_RAN = (" This dataset's BIC is already the paper's (bic415: Linux 4.15's tcp_bic.c, validated against "
+                  "4.15's own module; docs/kernel-415.md), so BIC's code is not what differs here.")
+
+
 def _bic415(sid: str, cc: str, kind: str, paper_bic_ran: bool = False) -> tuple[str, str, dict]:
     """(kind, text, evidence) for BIC's S06/S07 from the port of the paper's BIC run on this host (analysis.bic000,
     data/bic000: Linux 4.15's tcp_bic as bic415 beside 6.1's as bic, the paper's switch), once its bundle holds every
@@ -368,34 +413,39 @@ def _bic415(sid: str, cc: str, kind: str, paper_bic_ran: bool = False) -> tuple[
     if cc != "bic":
         return kind, "", {}
     if paper_bic_ran:
-        return kind, (" This dataset's BIC is already the paper's (bic415: Linux 4.15's tcp_bic.c, validated against "
-                      "4.15's own module; docs/kernel-415.md), so BIC's code is not what differs here."), \
-            {"bic_kernel": "4.15"}
+        return kind, _PAPER_BIC_RAN, {"bic_kernel": "4.15"}
     c = bic000.cite(sid)
     if c is None:
         return kind, "", {}
     old, new = c["drop"].get(bic000.PAPER_KERNEL), c["drop"].get(bic000.BASELINE)
     if old is None or new is None:
         return kind, "", {}
-    text = (f" With the paper's BIC on this host (data/bic000: {c['runs']} runs of 100 s, the paper's switch; the port "
-            f"of Linux 4.15's tcp_bic.c, bic415, validated against 4.15's own file built as a module: "
-            f"docs/kernel-415.md) this drop is {_drop_text(old)} against {_drop_text(new)} with 6.1's BIC; the "
-            f"difference {fmt(c['diff'], 3)} Mbit/s (95 % interval {fmt(c['diff_low'], 3)} to "
-            f"{fmt(c['diff_high'], 3)}) is ")
-    if c["moved"] and c["toward_paper"]:
-        text += (f"beyond run-to-run noise and toward the paper's {fmt(c['paper_drop_mbps'], 3)} Mbit/s: BIC's own "
-                 f"code, as the paper's kernel had it, accounts for it on today's TCP stack.")
-        kind = "testbed-difference"
-    elif c["moved"]:
-        text += (f"beyond run-to-run noise but away from the paper's {fmt(c['paper_drop_mbps'], 3)} Mbit/s: BIC's "
-                 f"code does not explain the difference.")
-    else:
-        text += "within run-to-run noise: BIC's code alone does not explain the difference."
+    kind, text = _bic415_text(kind, c, "this drop", _drop_text(old), _drop_text(new), "Mbit/s",
+                              fmt(c["paper_drop_mbps"], 3) + " Mbit/s")
     ev = {"bic415": {"runs": c["runs"], "drop_bic415_mbps": old[0], "drop_bic_mbps": new[0], "diff_mbps": c["diff"],
                      "diff_low": c["diff_low"], "diff_high": c["diff_high"], "moved": bool(c["moved"]),
                      "toward_paper": c["toward_paper"]},
           "bic415_bundle": "data/bic000", "bic415_doc": "docs/kernel-415.md"}
     return kind, text, ev
+
+
+def _bic415_text(kind: str, c: dict, what: str, old_t: str, new_t: str, unit: str, paper: str) -> tuple[str, str]:
+    """(kind, text) citing study 000 with both BICs for one quantity: ``what`` is ``old_t`` with 4.15's BIC against
+    ``new_t`` with 6.1's; the difference (``c``'s diff, diff_low, diff_high, moved, toward_paper) beyond noise toward
+    ``paper`` makes the kind "testbed-difference"."""
+    text = (f" With the paper's BIC on this host (data/bic000: {c['runs']} runs of 100 s, the paper's switch; bic415, "
+            f"the port of Linux 4.15's tcp_bic.c validated against 4.15's own file built as a module, "
+            f"docs/kernel-415.md) {what} is {old_t} against {new_t} with 6.1's BIC; the difference "
+            f"{fmt(c['diff'], 3)}{_unit(unit)} (95 % interval {fmt(c['diff_low'], 3)} to {fmt(c['diff_high'], 3)}) is ")
+    if c["moved"] and c["toward_paper"]:
+        text += (f"beyond run-to-run noise and toward the paper's {paper}: BIC's own code, as the paper's kernel had "
+                 f"it, accounts for at least part of the difference, on today's TCP stack.")
+        kind = "testbed-difference"
+    elif c["moved"]:
+        text += f"beyond run-to-run noise but away from the paper's {paper}: BIC's code does not explain the difference."
+    else:
+        text += "within run-to-run noise: BIC's code alone does not explain the difference."
+    return kind, text
 
 
 def _bic415_measured(kind: str, c: dict | None, paper_bic_ran: bool, what: str, unit: str,
@@ -408,26 +458,13 @@ def _bic415_measured(kind: str, c: dict | None, paper_bic_ran: bool, what: str, 
     if c is None:
         return kind, "", {}
     if paper_bic_ran:
-        return kind, (" This dataset's BIC is already the paper's (bic415, Linux 4.15's tcp_bic.c; docs/kernel-415.md), "
-                      "so BIC's code is not what differs here."), {"bic_kernel": "4.15"}
+        return kind, _PAPER_BIC_RAN, {"bic_kernel": "4.15"}
     if "rtt_ms" in c:
         old, new = c["rtt_ms"][bic000.PAPER_KERNEL], c["rtt_ms"][bic000.BASELINE]
         old_t, new_t = (f"{fmt(v[0], 3)}{_unit(unit)} (95 % interval {fmt(v[1], 3)} to {fmt(v[2], 3)})" for v in (old, new))
     else:
         old_t, new_t = fmt(c["paper_kernel_jain"], 3), fmt(c["baseline_jain"], 3)
-    paper = fmt(c[paper_key], 3) + _unit(unit)
-    text = (f" With the paper's BIC on this host (data/bic000: {c['runs']} runs of 100 s, the paper's switch; bic415, "
-            f"the validated port of Linux 4.15's tcp_bic.c, docs/kernel-415.md) {what} is {old_t} against {new_t} with "
-            f"6.1's BIC; the difference {fmt(c['diff'], 3)}{_unit(unit)} (95 % interval {fmt(c['diff_low'], 3)} to "
-            f"{fmt(c['diff_high'], 3)}) is ")
-    if c["moved"] and c["toward_paper"]:
-        text += (f"beyond run-to-run noise and toward the paper's {paper}: BIC's own code, as the paper's kernel had "
-                 f"it, accounts for at least part of the difference.")
-        kind = "testbed-difference"
-    elif c["moved"]:
-        text += f"beyond run-to-run noise but away from the paper's {paper}: BIC's code does not explain the difference."
-    else:
-        text += "within run-to-run noise: BIC's code alone does not explain the difference."
+    kind, text = _bic415_text(kind, c, what, old_t, new_t, unit, fmt(c[paper_key], 3) + _unit(unit))
     ev = {"bic415": {"runs": c["runs"], "diff": c["diff"], "diff_low": c["diff_low"], "diff_high": c["diff_high"],
                      "moved": bool(c["moved"]), "toward_paper": c["toward_paper"]},
           "bic415_bundle": "data/bic000", "bic415_doc": "docs/kernel-415.md"}
