@@ -149,6 +149,12 @@ class Est:
 NO_EST = Est(math.nan, math.nan, math.nan, 0)
 
 
+def excludes_zero(lo: float, hi: float) -> bool:
+    """Whether the interval [lo, hi] lies wholly on one side of 0: a change beyond run-to-run noise (False for an
+    interval that could not be computed)."""
+    return bool(np.isfinite(lo) and np.isfinite(hi) and (lo > 0 or hi < 0))
+
+
 def est_mean(x) -> Est:
     """Mean of the finite values of ``x`` with its standard error (s / sqrt(n)) and n - 1 degrees of freedom."""
     x = np.asarray(x, dtype=float)
@@ -346,7 +352,7 @@ def effects(q: pd.DataFrame) -> pd.DataFrame:
             rows.append({"claims": claims, "quantity": quantity, "unit": unit, "config": config,
                          "queue_model": r["queue_model"], "udp_len_bytes": r["udp_len_bytes"],
                          "baseline_mean": b["mean"], "arm_mean": r["mean"], "diff": e.mean, "diff_low": lo,
-                         "diff_high": hi, "p_value": e.p_value(), "moved": bool(np.isfinite(lo) and (lo > 0 or hi < 0)),
+                         "diff_high": hi, "p_value": e.p_value(), "moved": excludes_zero(lo, hi),
                          "baseline_distance": b["distance"], "arm_distance": r["distance"],
                          "toward_paper": _nearer(r["distance"], b["distance"])})
     out = pd.DataFrame(rows, columns=["claims", "quantity", "unit", "config", "queue_model", "udp_len_bytes",

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import loss_drops, markdown_table, paper_bic
-from analysis.ablation import est_diff, est_mean, recording_progress
+from analysis.ablation import est_diff, est_mean, excludes_zero, recording_progress
 from analysis.errors import AnalysisError, cli_status
 from analysis.metrics.fairness import pair_jain
 
@@ -35,7 +35,7 @@ ARM = "bic_kernel"
 BASELINE, PAPER_KERNEL = "6.1", "4.15"
 ARMS = (BASELINE, PAPER_KERNEL)
 #: the cc name of each arm's BIC
-CC_OF = {BASELINE: "bic", PAPER_KERNEL: "bic415"}
+CC_OF = paper_bic.CC_OF
 ARM_LABEL = {BASELINE: "BIC of Linux 6.1 (bic)", PAPER_KERNEL: "BIC of Linux 4.15, the paper's (bic415)"}
 ALPHA = 0.05
 #: Table 4's pairs with BIC (analysis/reference: Table 2), as (pair, cc, cc2)
@@ -46,8 +46,6 @@ def as_paper_bic(df: pd.DataFrame, kernel: str) -> pd.DataFrame:
     """The rows of runs whose BIC is ``kernel``'s (runs of the other BIC left out, runs without BIC kept), with
     ``bic415`` renamed ``bic`` in cc and cc2: the dataset as study 000's claims read it, BIC being that kernel's
     (``analysis.paper_bic.select``)."""
-    if kernel not in CC_OF:
-        raise AnalysisError(f"unknown BIC kernel {kernel!r}: one of {', '.join(ARMS)}")
     return paper_bic.select(df, kernel)
 
 
@@ -55,7 +53,7 @@ def with_arm(df: pd.DataFrame) -> pd.DataFrame:
     """Flow-1 rows of the loss_rate runs of either BIC with a ``bic_kernel`` column and cc ``bic``."""
     d = loss_drops.loss_rate_rows(df)
     d = d[d["cc"].isin(CC_OF.values())].copy()
-    d[ARM] = d["cc"].map({v: k for k, v in CC_OF.items()})
+    d[ARM] = d["cc"].map(paper_bic.KERNEL_OF)
     d["cc"] = "bic"
     return d
 
@@ -94,7 +92,7 @@ def jain_effects(df: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
         rows.append({"pair": k, "cc": cc, "cc2": cc2, "runs_baseline": est[BASELINE].n,
                      "runs_paper_kernel": est[PAPER_KERNEL].n, "baseline_jain": est[BASELINE].mean,
                      "paper_kernel_jain": est[PAPER_KERNEL].mean, "diff": e.mean, "diff_low": lo, "diff_high": hi,
-                     "moved": bool(np.isfinite(lo) and (lo > 0 or hi < 0))})
+                     "moved": excludes_zero(lo, hi)})
     return pd.DataFrame(rows, columns=["pair", "cc", "cc2", "runs_baseline", "runs_paper_kernel", "baseline_jain",
                                        "paper_kernel_jain", "diff", "diff_low", "diff_high", "moved"])
 
@@ -114,7 +112,7 @@ def rtt_effect(df: pd.DataFrame, alpha: float = ALPHA) -> dict | None:
         return None
     e = est_diff(est[PAPER_KERNEL], est[BASELINE])
     lo, hi = e.interval(alpha)
-    moved = bool(np.isfinite(lo) and (lo > 0 or hi < 0))
+    moved = excludes_zero(lo, hi)
     arms = {a: (est[a].mean, *est[a].interval(alpha), est[a].n) for a in ARMS}
     nearer = abs(est[PAPER_KERNEL].mean - S11_PAPER_MS) < abs(est[BASELINE].mean - S11_PAPER_MS)
     return {"loss_pct": S11_LOSS_PCT, "paper_ms": S11_PAPER_MS, "rtt_ms": arms, "diff": e.mean, "diff_low": lo,
@@ -123,21 +121,20 @@ def rtt_effect(df: pd.DataFrame, alpha: float = ALPHA) -> dict | None:
 
 def cite_rtt(bundle=None) -> dict | None:
     """:func:`rtt_effect` on the bundle (with ``runs``) once it holds every planned run; None before."""
-    prog = progress(bundle)
-    if prog is None or prog[0] < prog[1]:
+    got = _complete(bundle)
+    if got is None or got[1]["rtt"] is None:
         return None
-    c = _effects(str(Path(BUNDLE if bundle is None else bundle).resolve()), prog)[0]
-    return None if c is None else {"runs": prog[0], **c}
+    return {"runs": got[0], **got[1]["rtt"]}
 
 
 def cite_jain(pair: int, bundle=None) -> dict | None:
     """Table 4's BIC pair ``pair``: its :func:`jain_effects` row as a dict, with ``runs`` (the bundle's) and
     ``paper_jain`` (Table 4) and ``toward_paper`` (when moved), once the bundle holds every planned run; None before,
     or for a pair without BIC."""
-    prog = progress(bundle)
-    if prog is None or prog[0] < prog[1]:
+    got = _complete(bundle)
+    if got is None:
         return None
-    je = _effects(str(Path(BUNDLE if bundle is None else bundle).resolve()), prog)[1]
+    je = got[1]["jain"]
     row = je[je["pair"] == int(pair)]
     if row.empty:
         return None
@@ -145,14 +142,7 @@ def cite_jain(pair: int, bundle=None) -> dict | None:
     from analysis import reference
     paper = float(reference.load_table4().set_index("pair").loc[int(pair), "jain"])
     nearer = abs(r["paper_kernel_jain"] - paper) < abs(r["baseline_jain"] - paper)
-    return {"runs": prog[0], **r, "paper_jain": paper, "toward_paper": (bool(nearer) if r["moved"] else None)}
-
-
-@lru_cache(maxsize=2)
-def _effects(bundle: str, prog: tuple[int, int]):
-    """(:func:`rtt_effect`, :func:`jain_effects`) of one state of the bundle."""
-    df = load(bundle)
-    return rtt_effect(df), jain_effects(df)
+    return {"runs": got[0], **r, "paper_jain": paper, "toward_paper": (bool(nearer) if r["moved"] else None)}
 
 
 def _about_bic(res: pd.DataFrame) -> pd.Series:
@@ -202,18 +192,26 @@ def cite(claim: str, bundle=None) -> dict | None:
     """What the campaign measured for BIC's ``claim`` (S06, S07) once its bundle holds every planned run: ``runs``,
     ``drop`` {arm: (mean, low, high, verdict)} and the effect (diff, diff_low, diff_high, moved, toward_paper,
     paper_drop_mbps, loss_pct); None before that, or without rows for it."""
+    got = _complete(bundle)
+    if got is None:
+        return None
+    return loss_drops.citation(got[1]["drops"], got[1]["drop_effects"], ARM, claim, "bic", got[0])
+
+
+def _complete(bundle=None) -> tuple[int, dict] | None:
+    """(runs, :func:`_tables`) once the bundle holds every planned run; None before (what every citation waits for)."""
     prog = progress(bundle)
     if prog is None or prog[0] < prog[1]:
         return None
-    dr, ef = _tables(str(Path(BUNDLE if bundle is None else bundle).resolve()), prog)
-    return loss_drops.citation(dr, ef, ARM, claim, "bic", prog[0])
+    return prog[0], _tables(str(Path(BUNDLE if bundle is None else bundle).resolve()), prog)
 
 
 @lru_cache(maxsize=2)
-def _tables(bundle: str, prog: tuple[int, int]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(:func:`drops`, :func:`drop_effects`) of one state of the bundle (every cited claim uses them)."""
+def _tables(bundle: str, prog: tuple[int, int]) -> dict:
+    """Every table the citations read, of one state of the bundle (loaded once): drops, drop_effects, rtt (S11's
+    :func:`rtt_effect`) and jain (:func:`jain_effects`)."""
     df = load(bundle)
-    return drops(df), drop_effects(df)
+    return {"drops": drops(df), "drop_effects": drop_effects(df), "rtt": rtt_effect(df), "jain": jain_effects(df)}
 
 
 # --------------------------------------------------------------------------------------------- report

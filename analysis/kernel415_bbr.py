@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import kernel415, markdown_table
-from analysis.ablation import NO_EST, Est, distance, est_diff, est_mean
+from analysis.ablation import NO_EST, Est, distance, est_diff, est_mean, excludes_zero
 from analysis.errors import AnalysisError, cli_status
 
 DATA = kernel415.ROOT / "data" / "kernel415-bbr"
@@ -123,7 +123,7 @@ def effects(df: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
             continue
         e = est_diff(old, base)
         lo, hi = e.interval(alpha)
-        moved = bool(np.isfinite(lo) and (lo > 0 or hi < 0))
+        moved = excludes_zero(lo, hi)
         nearer = distance(old.mean, q["target"]) < distance(base.mean, q["target"])
         rows.append({"quantity": q["quantity"], "claim": q["claim"], "what": q["what"], "unit": q["unit"],
                      "baseline": base.mean, "paper_kernel": old.mean, "diff": e.mean, "diff_low": lo, "diff_high": hi,

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import cc_guard
-from analysis.ablation import est_diff, est_mean
+from analysis.ablation import est_diff, est_mean, excludes_zero
 from analysis.claims.westwood import LEVEL
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,7 +119,7 @@ def effects(runs: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
             lo, hi = d.interval(alpha)
             row = dict(experiment=exp, cc=cc, level=float(lv), quantity=q, unit=unit, n_htb=h.n, n_sf=s.n,
                        htb=h.mean, sf=s.mean, diff=d.mean, ci_low=lo, ci_high=hi,
-                       moved=bool(np.isfinite(lo) and (lo > 0 or hi < 0)), tx_ms=math.nan, tx_inside=None)
+                       moved=excludes_zero(lo, hi), tx_ms=math.nan, tx_inside=None)
             if q == "delay_ms":
                 rates = path_rates(exp, lv)
                 if rates is not None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.ablation import Est, est_diff, est_mean
+from analysis.ablation import Est, est_diff, est_mean, excludes_zero
 from analysis.claims import core
 from analysis.claims.loss_rate import TOL_MBPS
 
@@ -103,7 +103,7 @@ def effects(d: pd.DataFrame, arm: str, baseline, other, alpha: float = ALPHA) ->
                 continue
             e = est_diff(oth, base)
             lo, hi = e.interval(alpha)
-            moved = bool(np.isfinite(lo) and (lo > 0 or hi < 0))
+            moved = excludes_zero(lo, hi)
             nearer = bool(abs(oth.mean - paper) < abs(base.mean - paper))
             rows.append({"claim": sid, "cc": cc, "loss_pct": loss, "paper_drop_mbps": paper,
                          "baseline_drop_mbps": base.mean, "other_drop_mbps": oth.mean, "diff": e.mean,

@@ -274,6 +274,21 @@ def _drop_text(d) -> str:
     return f"{fmt(d[0], 3)} Mbit/s (95 % interval {fmt(d[1], 3)} to {fmt(d[2], 3)}, {d[3]})"
 
 
+def _difference(kind: str, c: dict, unit: str, paper: str, credit: str, not_it: str,
+                within: str) -> tuple[str, str]:
+    """(kind, text) of a cited experiment's effect ``c`` (diff, diff_low, diff_high, moved, toward_paper): "the
+    difference D (95 % interval L to H) is " and its outcome: beyond noise toward the paper's ``paper`` (then
+    ``credit``, and the kind "testbed-difference"), beyond noise away from it (``not_it``), or within noise
+    (``within``); ``kind`` unchanged but in the first case."""
+    text = (f"the difference {fmt(c['diff'], 3)}{_unit(unit)} (95 % interval {fmt(c['diff_low'], 3)} to "
+            f"{fmt(c['diff_high'], 3)}) is ")
+    if c["moved"] and c["toward_paper"]:
+        return "testbed-difference", f"{text}beyond run-to-run noise and toward the paper's {paper}: {credit}"
+    if c["moved"]:
+        return kind, f"{text}beyond run-to-run noise but away from the paper's {paper}: {not_it}"
+    return kind, f"{text}within run-to-run noise: {within}"
+
+
 def _recovery(sid: str, cc: str, kind: str, kernel_measured: bool = False) -> tuple[str, str, dict]:
     """(kind, text, evidence) from the loss-recovery ablation (analysis.recovery000, data/recovery000) for S06/S07 and
     ``cc``, once its bundle holds every planned run; ``kind`` unchanged and no text before. The paper's Linux 4.15 ran
@@ -291,20 +306,15 @@ def _recovery(sid: str, cc: str, kind: str, kernel_measured: bool = False) -> tu
 
     text = (f" The loss-recovery ablation (data/recovery000: {c['runs']} runs of 100 s, notebook 14) ran this drop "
             f"with the paper's switch under RACK's adaptive reordering window (this kernel's default, what data/paper "
-            f"ran) and under the static window of the paper's Linux 4.15: {_drop_text(adaptive)} against {_drop_text(static)}; the "
-            f"difference {fmt(c['diff'], 3)} Mbit/s (95 % interval {fmt(c['diff_low'], 3)} to "
-            f"{fmt(c['diff_high'], 3)}) is ")
-    if c["moved"] and c["toward_paper"]:
-        text += (f"beyond run-to-run noise and toward the paper's {fmt(c['paper_drop_mbps'], 3)} Mbit/s: the sender's "
-                 f"loss detection, which changed between the paper's kernel and ours, accounts for at least part of "
-                 f"the difference. 4.15's other loss rule (RFC 6675's DUPACK threshold) no longer exists in this "
-                 f"kernel and was not measured.")
-        kind = "testbed-difference"
-    elif c["moved"]:
-        text += (f"beyond run-to-run noise but away from the paper's {fmt(c['paper_drop_mbps'], 3)} Mbit/s: the "
-                 f"reordering window does not explain the difference.")
-    else:
-        text += "within run-to-run noise: the reordering window does not explain the difference either."
+            f"ran) and under the static window of the paper's Linux 4.15: {_drop_text(adaptive)} against {_drop_text(static)}; ")
+    kind, more = _difference(
+        kind, c, "Mbit/s", f"{fmt(c['paper_drop_mbps'], 3)} Mbit/s",
+        "the sender's loss detection, which changed between the paper's kernel and ours, accounts for at least part "
+        "of the difference. 4.15's other loss rule (RFC 6675's DUPACK threshold) no longer exists in this kernel and "
+        "was not measured.",
+        "the reordering window does not explain the difference.",
+        "the reordering window does not explain the difference either.")
+    text += more
     if kind != "testbed-difference" and not kernel_measured:
         text += (" 4.15's RFC 6675 DUPACK threshold, which this kernel no longer has (removed in 6.17), stays "
                  "untested: a 4.15-era kernel would decide it.")
@@ -332,25 +342,21 @@ def _kernel415(sid: str, cc: str, kind: str, paper_bic_ran: bool = False) -> tup
 
     text = (f" On the paper's own kernel (data/kernel415: {c['runs']} runs of 100 s in one qemu VM, the same box image "
             f"booted on Ubuntu's Linux 4.15.0-54 and on Debian's 6.1, the paper's switch with real netem; "
-            f"docs/kernel-415.md) this drop is {_drop_text(old)} on 4.15 against {_drop_text(new)} on 6.1; the difference "
-            f"{fmt(c['diff'], 3)} Mbit/s (95 % interval {fmt(c['diff_low'], 3)} to {fmt(c['diff_high'], 3)}) is ")
-    if c["moved"] and c["toward_paper"]:
-        text += (f"beyond run-to-run noise and toward the paper's {fmt(c['paper_drop_mbps'], 3)} Mbit/s: the kernel "
-                 f"the paper ran (its congestion control and loss detection together) accounts for at least part of "
-                 f"the difference.")
-        if cc == "bic" and not paper_bic_ran:
-            text += (" Where: 4.15's tcp_bic.c counts one segment per ACK in congestion avoidance "
-                     "(tcp_cong_avoid_ai(tp, ca->cnt, 1)) where 6.1's, and the BPF port every recording here ran, "
-                     "count the segments each ACK covers, so with delayed ACKs 4.15's BIC regrows its window about "
-                     "half as fast after a loss; 4.15's Reno and CUBIC already counted them, and their drops did not "
-                     "move (source; the port of 4.15's BIC, bic415, tests it on this host: campaigns/bic000.yaml).")
-        kind = "testbed-difference"
-    elif c["moved"]:
-        text += (f"beyond run-to-run noise but away from the paper's {fmt(c['paper_drop_mbps'], 3)} Mbit/s: the "
-                 f"kernel does not explain the difference.")
-    else:
-        text += ("within run-to-run noise: the paper's kernel (its RACK, RFC 6675 rule and congestion controls "
-                 "together) does not explain the difference either.")
+            f"docs/kernel-415.md) this drop is {_drop_text(old)} on 4.15 against {_drop_text(new)} on 6.1; ")
+    kind, more = _difference(
+        kind, c, "Mbit/s", f"{fmt(c['paper_drop_mbps'], 3)} Mbit/s",
+        "the kernel the paper ran (its congestion control and loss detection together) accounts for at least part of "
+        "the difference.",
+        "the kernel does not explain the difference.",
+        "the paper's kernel (its RACK, RFC 6675 rule and congestion controls together) does not explain the "
+        "difference either.")
+    text += more
+    if c["moved"] and c["toward_paper"] and cc == "bic" and not paper_bic_ran:
+        text += (" Where: 4.15's tcp_bic.c counts one segment per ACK in congestion avoidance "
+                 "(tcp_cong_avoid_ai(tp, ca->cnt, 1)) where 6.1's, and the BPF port every recording here ran, "
+                 "count the segments each ACK covers, so with delayed ACKs 4.15's BIC regrows its window about "
+                 "half as fast after a loss; 4.15's Reno and CUBIC already counted them, and their drops did not "
+                 "move (source; the port of 4.15's BIC, bic415, tests it on this host: campaigns/bic000.yaml).")
     ev = {"kernel415": {"runs": c["runs"], "drop_linux415_mbps": old[0], "drop_linux61_mbps": new[0],
                         "diff_mbps": c["diff"], "diff_low": c["diff_low"], "diff_high": c["diff_high"],
                         "moved": bool(c["moved"]), "toward_paper": c["toward_paper"]},
@@ -381,16 +387,13 @@ def _kernel415_bbr(kind: str, quantity: str, what: str, paper: str) -> tuple[str
     ms = lambda v: f"{fmt(v[0], 3)} ms (95 % interval {fmt(v[1], 3)} to {fmt(v[2], 3)})"  # noqa: E731
     text = (f" On the paper's own kernel (data/kernel415-bbr and data/kernel415: runs of 100 s in one qemu VM, the same "
             f"box image booted on Ubuntu's Linux 4.15.0-54 and on Debian's 6.1, the paper's switch with real netem; "
-            f"docs/kernel-415.md) {what} is {ms(old)} on 4.15 against {ms(new)} on 6.1; the difference "
-            f"{fmt(c['diff'], 3)} ms (95 % interval {fmt(c['diff_low'], 3)} to {fmt(c['diff_high'], 3)}) is ")
-    if c["moved"] and c["toward_paper"]:
-        text += (f"beyond run-to-run noise and toward the paper's {paper}: the kernel the paper ran (its congestion "
-                 f"controls and TCP stack) accounts for at least part of the difference.")
-        kind = "testbed-difference"
-    elif c["moved"]:
-        text += f"beyond run-to-run noise but away from the paper's {paper}: the kernel does not explain the difference."
-    else:
-        text += "within run-to-run noise: the paper's kernel does not explain the difference either."
+            f"docs/kernel-415.md) {what} is {ms(old)} on 4.15 against {ms(new)} on 6.1; ")
+    kind, more = _difference(kind, c, "ms", paper,
+                             "the kernel the paper ran (its congestion controls and TCP stack) accounts for at least "
+                             "part of the difference.",
+                             "the kernel does not explain the difference.",
+                             "the paper's kernel does not explain the difference either.")
+    text += more
     ev = {"kernel415_bbr": {"quantity": quantity, "runs": c["runs"], "linux415_ms": old[0], "linux61_ms": new[0],
                             "diff_ms": c["diff"], "diff_low": c["diff_low"], "diff_high": c["diff_high"],
                             "moved": bool(c["moved"]), "toward_paper": c["toward_paper"]},
@@ -435,17 +438,13 @@ def _bic415_text(kind: str, c: dict, what: str, old_t: str, new_t: str, unit: st
     ``paper`` makes the kind "testbed-difference"."""
     text = (f" With the paper's BIC on this host (data/bic000: {c['runs']} runs of 100 s, the paper's switch; bic415, "
             f"the port of Linux 4.15's tcp_bic.c validated against 4.15's own file built as a module, "
-            f"docs/kernel-415.md) {what} is {old_t} against {new_t} with 6.1's BIC; the difference "
-            f"{fmt(c['diff'], 3)}{_unit(unit)} (95 % interval {fmt(c['diff_low'], 3)} to {fmt(c['diff_high'], 3)}) is ")
-    if c["moved"] and c["toward_paper"]:
-        text += (f"beyond run-to-run noise and toward the paper's {paper}: BIC's own code, as the paper's kernel had "
-                 f"it, accounts for at least part of the difference, on today's TCP stack.")
-        kind = "testbed-difference"
-    elif c["moved"]:
-        text += f"beyond run-to-run noise but away from the paper's {paper}: BIC's code does not explain the difference."
-    else:
-        text += "within run-to-run noise: BIC's code alone does not explain the difference."
-    return kind, text
+            f"docs/kernel-415.md) {what} is {old_t} against {new_t} with 6.1's BIC; ")
+    kind, more = _difference(kind, c, unit, paper,
+                             "BIC's own code, as the paper's kernel had it, accounts for at least part of the "
+                             "difference, on today's TCP stack.",
+                             "BIC's code does not explain the difference.",
+                             "BIC's code alone does not explain the difference.")
+    return kind, text + more
 
 
 def _bic415_measured(kind: str, c: dict | None, paper_bic_ran: bool, what: str, unit: str,
